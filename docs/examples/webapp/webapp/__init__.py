@@ -1,0 +1,1 @@
+"""The example project's test framework: roles, utilities and topologies for a web server and its client."""

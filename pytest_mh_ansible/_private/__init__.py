@@ -1,0 +1,1 @@
+"""Private machinery of pytest-mh-ansible; nothing here is a public API."""

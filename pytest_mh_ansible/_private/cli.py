@@ -1,0 +1,132 @@
+"""The ``pytest-mh-ansible`` command: ``lab up``, ``lab down``, ``lab status`` and ``lab inventory``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_mh_ansible._private.lab.lab import Lab, LabHost, labs_root
+from pytest_mh_ansible._private.lab.spec import INIT_SYSTEMS, LabSpec, LabUserSpec
+from pytest_mh_ansible.errors import LabError, MultihostError
+
+__all__ = ["main"]
+
+_DEFAULT_HOSTS = ("client1:client", "server1:server")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pytest-mh-ansible", description="Tools of pytest-mh-ansible.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    lab = commands.add_parser("lab", help="a local lab of isolated hosts (root only)")
+    actions = lab.add_subparsers(dest="action", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--name", help="lab name (default: the spec's, else 'lab')")
+        p.add_argument("--dir", type=Path, help=f"lab directory (default: {labs_root()}/<name>)")
+
+    up = actions.add_parser("up", help="bring a lab up (idempotent)")
+    common(up)
+    up.add_argument("--spec", type=Path, help="YAML lab spec; the other options override its values")
+    up.add_argument("--subnet", help="a free private /24, e.g. 10.213.7.0/24 (default: first free 10.213.N.0/24)")
+    up.add_argument("--init", choices=INIT_SYSTEMS, help="init system of the hosts (default: sysv)")
+    up.add_argument(
+        "--host",
+        action="append",
+        default=[],
+        metavar="NAME[:ROLE,...]",
+        help=f"a host and its roles, repeatable (default: {' '.join(_DEFAULT_HOSTS)})",
+    )
+    up.add_argument("--package", action="append", default=[], metavar="PKG", help="make a package installable")
+    up.add_argument("--user", metavar="NAME", help="create a non-root user with a password and sudo")
+    up.add_argument("--password", action="store_true", help="give root a generated password too")
+    for name, text in (
+        ("down", "tear a lab down"),
+        ("status", "show a lab's hosts"),
+        ("inventory", "print the path of a lab's inventory"),
+    ):
+        common(actions.add_parser(name, help=text))
+    return parser
+
+
+def _spec(args: argparse.Namespace) -> LabSpec:
+    data = LabSpec.from_file(args.spec) if args.spec else None
+    base: dict[str, Any] = data.to_dict() if data else {"name": "lab", "hosts": list(_DEFAULT_HOSTS)}
+    if args.name:
+        base["name"] = args.name
+    if args.host:
+        base["hosts"] = list(args.host)
+    if args.subnet:
+        base["subnet"] = args.subnet
+    if args.init:
+        base["init"] = args.init
+    if args.package:
+        base["packages"] = [*base.get("packages", []), *args.package]
+    if args.user:
+        base["user"] = {"name": LabUserSpec(args.user).name}
+    if args.password:
+        base["password"] = True
+    return LabSpec.from_dict(base, source=data.source if data else None)
+
+
+def _lab(args: argparse.Namespace) -> Lab:
+    """The lab named by --dir or --name (its recorded spec), for down/status/inventory."""
+    directory = args.dir or labs_root() / (args.name or "lab")
+    try:
+        return Lab.from_directory(directory)
+    except LabError:
+        if args.dir is None and args.name is None:
+            raise LabError(f"{directory}: no lab here; pass --name or --dir of the lab") from None
+        raise
+
+
+def _table(hosts: Sequence[LabHost]) -> str:
+    rows = [("HOST", "ROLES", "ADDRESS", "INIT", "PID", "RUNNING")]
+    rows += [
+        (h.name, ",".join(h.roles) or "-", h.address, h.init, str(h.pid or "-"), "yes" if h.running else "no")
+        for h in hosts
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (1 for a lab error, with its message on stderr)."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.action == "up":
+            lab = Lab(_spec(args), args.dir)
+            started = time.monotonic()
+            lab.up()
+            print(_table(lab.status()))
+            print(f"lab {lab.spec.name!r} is up in {time.monotonic() - started:.2f} s")
+            print(f"inventory:  {lab.inventory_path}")
+            print(f"ssh:        ssh -F {lab.ssh_config_path} {lab.spec.hosts[0].name}")
+            if lab.passwords_path.exists():
+                print(f"passwords:  {lab.passwords_path}")
+        elif args.action == "down":
+            directory = args.dir or labs_root() / (args.name or "lab")
+            if not directory.exists():
+                print(f"no lab at {directory}: nothing to do")
+                return 0
+            started = time.monotonic()
+            lab = _lab(args)
+            lab.down()
+            print(f"lab {lab.spec.name!r} is down in {time.monotonic() - started:.2f} s")
+        elif args.action == "status":
+            lab = _lab(args)
+            print(_table(lab.status()))
+            return 0 if lab.is_up else 3
+        elif args.action == "inventory":
+            print(_lab(args).inventory_path)
+    except MultihostError as err:
+        print(f"pytest-mh-ansible: error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,501 @@
+"""Reading Ansible inventories with ansible-core's own machinery, once per session."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, final
+
+from ansible.errors import AnsibleError
+from ansible.inventory.manager import InventoryManager
+from ansible.parsing.dataloader import DataLoader
+from ansible.parsing.vault import AnsibleVaultError, EncryptedString, VaultHelper
+from ansible.plugins.loader import init_plugin_loader
+from ansible.template import Templar
+from ansible.utils.collection_loader import AnsibleCollectionConfig
+from ansible.utils.display import Display
+from ansible.vars.manager import VariableManager
+
+from ..errors import InventoryError
+from .secrets import is_secret_name, secrets
+from .vault import (
+    VaultSecrets,
+    add_secret_leaves,
+    check_inline_vault,
+    check_vaulted_vars_files,
+    decrypt_value,
+    describe_vault_failure,
+    display_path,
+    install_vault_context,
+    load_vault_secrets,
+    vault_context,
+)
+
+__all__ = ["Inventory", "InventoryHost"]
+
+_BUILTIN_GROUPS = frozenset({"all", "ungrouped"})
+
+# Magic variables that hold plain inventory data: nothing in them to template, and
+# `groups` (every host of every group) would make templating a host's variables slow.
+_NOT_TEMPLATED = frozenset(
+    {
+        "ansible_config_file",
+        "ansible_facts",
+        "ansible_playbook_python",
+        "ansible_version",
+        "group_names",
+        "groups",
+        "inventory_dir",
+        "inventory_file",
+        "inventory_hostname",
+        "inventory_hostname_short",
+        "playbook_dir",
+    }
+)
+
+_lock = threading.RLock()
+
+
+@final
+@dataclass(frozen=True)
+class InventoryHost:
+    """One host of an inventory, with its variables as ``ansible-playbook`` sees them.
+
+    ``variables`` are computed on first access (vault values decrypted, templates rendered,
+    plain Python types) and hidden from ``repr`` because they hold secrets.
+
+    Example::
+
+        host = inventory.host("client1")
+        host.groups  # ('client', 'lab')
+        host.variables["ansible_host"]  # 'client1.lab'
+    """
+
+    name: str
+    groups: tuple[str, ...]
+    variables: Mapping[str, Any] = field(repr=False, compare=False)
+
+
+@final
+class Inventory:
+    """An Ansible inventory read once with ansible-core, for the whole session.
+
+    ``sources`` have the meaning of ``ansible-playbook -i``: files (INI, YAML, JSON),
+    directories, executable scripts, inventory plugin configs and host lists (``"h1,h2,"``).
+
+    Example::
+
+        inventory = Inventory.load(["inventory/hosts.yml"], vault_password_files=["~/.vault"])
+        [host.name for host in inventory.hosts_in_group("client")]  # ['client1', 'client2']
+    """
+
+    def __init__(
+        self,
+        *,
+        sources: tuple[str, ...],
+        loader: DataLoader,
+        inventory_manager: InventoryManager,
+        variable_manager: VariableManager,
+        vault_secrets: VaultSecrets,
+        raw_vars: dict[str, dict[str, Any]],
+        warnings: list[str],
+    ) -> None:
+        self.sources = sources
+        self._loader = loader
+        self._inventory_manager = inventory_manager
+        self._variable_manager = variable_manager
+        self._vault_secrets = vault_secrets
+        self._raw_vars = raw_vars
+        self._warnings = warnings
+
+        self.groups: tuple[str, ...] = tuple(name for name in inventory_manager.groups if name not in _BUILTIN_GROUPS)
+        selected = {host.name for host in inventory_manager.get_hosts("all")}
+        hosts = []
+        for name, host in inventory_manager.hosts.items():
+            if name not in selected:
+                continue
+            member_of = {group.name for group in host.get_groups()}
+            hosts.append(
+                InventoryHost(
+                    name=name,
+                    groups=tuple(group for group in self.groups if group in member_of),
+                    variables=_LazyVariables(self, name),
+                )
+            )
+        self.hosts: tuple[InventoryHost, ...] = tuple(hosts)
+        self._by_name = {host.name: host for host in self.hosts}
+
+    @classmethod
+    def load(
+        cls,
+        sources: Sequence[str],
+        *,
+        vault_password_files: Sequence[str] = (),
+        vault_ids: Sequence[str] = (),
+        limit: str | None = None,
+        basedir: str | None = None,
+    ) -> Inventory:
+        """Parse ``sources`` and check every host's variables, like ``ansible-playbook -i ... -l ...``.
+
+        :param sources: ``-i`` values; relative paths are relative to ``basedir`` (else the cwd).
+        :param vault_password_files: ``--vault-password-file`` values (files or scripts).
+        :param vault_ids: ``--vault-id`` values (``label@file``).
+        :param limit: ``--limit`` host pattern.
+        :param basedir: Where relative paths start, usually the pytest rootdir.
+        :raises InventoryError: a source is missing or unparsable, a vault cannot be
+            decrypted, ...; the message names the file and never shows a secret.
+        """
+        if isinstance(sources, str):
+            sources = [sources]
+        base = os.path.abspath(basedir) if basedir else os.getcwd()
+        resolved = [_resolve_source(source, base) for source in sources]
+        with _lock, _captured_display() as capture:
+            _ensure_plugin_loader()
+            _forget_vars_files_cache()
+            loader = DataLoader()
+            loader.set_basedir(base)
+            vault_secrets = load_vault_secrets(loader, vault_password_files, vault_ids, basedir=base)
+            with vault_context(vault_secrets):
+                manager = _TrackingInventoryManager(loader, [path for path, _ in resolved], capture)
+                labels = dict(resolved)
+                try:
+                    manager.parse_sources(cache=True)
+                except AnsibleError as err:
+                    manager.raise_for_failures(labels, base)
+                    raise InventoryError(", ".join(sources), secrets.mask(_describe(err))) from None
+                manager.raise_for_failures(labels, base)
+
+                check_vaulted_vars_files(
+                    loader,
+                    [path if os.path.isdir(path) else os.path.dirname(path) for path, _ in resolved if "," not in path],
+                    {"group_vars": set(manager.groups), "host_vars": set(manager.hosts)},
+                    vault_secrets,
+                    base,
+                )
+                try:
+                    if limit:
+                        manager.subset(limit)
+                    selected = manager.get_hosts("all")
+                except AnsibleError as err:
+                    raise InventoryError(", ".join(sources), f"--limit {limit!r}: {_describe(err)}") from None
+                variable_manager = VariableManager(loader=loader, inventory=manager)
+                raw_vars = {host.name: _raw_host_vars(variable_manager, host, vault_secrets, base) for host in selected}
+            install_vault_context(vault_secrets)
+        warnings = [secrets.mask(message) for message in capture.warnings]
+        if limit and not raw_vars and manager.hosts:
+            warnings.append(f"--limit {limit!r} matches no host of the inventory")
+        return cls(
+            sources=tuple(sources),
+            loader=loader,
+            inventory_manager=manager,
+            variable_manager=variable_manager,
+            vault_secrets=vault_secrets,
+            raw_vars=raw_vars,
+            warnings=warnings,
+        )
+
+    @property
+    def loader(self) -> DataLoader:
+        """Ansible's DataLoader (with the vault secrets) for later playbook runs."""
+        return self._loader
+
+    @property
+    def inventory_manager(self) -> InventoryManager:
+        """Ansible's InventoryManager, with ``--limit`` applied."""
+        return self._inventory_manager
+
+    @property
+    def variable_manager(self) -> VariableManager:
+        """Ansible's VariableManager over this inventory, for later playbook runs."""
+        return self._variable_manager
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What Ansible warned about while reading the inventory (secrets masked)."""
+        return tuple(self._warnings)
+
+    def host(self, name: str) -> InventoryHost:
+        """The host called ``name``.
+
+        :raises KeyError: no such host (or it is outside ``--limit``).
+        """
+        try:
+            return self._by_name[name]
+        except KeyError:
+            if name in self._inventory_manager.hosts:
+                raise KeyError(f"host {name!r} is excluded by --limit") from None
+            known = ", ".join(self._by_name) or "none"
+            raise KeyError(f"no host {name!r} in inventory {', '.join(self.sources)} (hosts: {known})") from None
+
+    def hosts_in_group(self, group: str) -> tuple[InventoryHost, ...]:
+        """The hosts of ``group`` and its children, in inventory order.
+
+        :raises KeyError: no such group.
+        """
+        if group == "all":
+            return self.hosts
+        if group not in self.groups and group != "ungrouped":
+            known = ", ".join(self.groups) or "none"
+            raise KeyError(f"no group {group!r} in inventory {', '.join(self.sources)} (groups: {known})")
+        if group == "ungrouped":
+            members = {host.name for host in self._inventory_manager.groups["ungrouped"].get_hosts()}
+            return tuple(host for host in self.hosts if host.name in members)
+        return tuple(host for host in self.hosts if group in host.groups)
+
+    def _compute_variables(self, name: str) -> dict[str, Any]:
+        raw = self._raw_vars[name]
+        with _lock, _captured_display() as capture, vault_context(self._vault_secrets):
+            templar = Templar(loader=self._loader, variables=raw)
+            result: dict[str, Any] = {}
+            for key, value in raw.items():
+                if key == "hostvars":
+                    continue
+                rendered = value
+                if key not in _NOT_TEMPLATED:
+                    try:
+                        rendered = templar.template(value)
+                    except AnsibleVaultError:
+                        failure = describe_vault_failure(self._vault_secrets)
+                        raise InventoryError(name, f"variable {key!r}: {failure}") from None
+                    except AnsibleError as err:
+                        # ansible-playbook fails only when a task uses it; we keep the raw text.
+                        capture.warnings.append(f"{name}: variable {key!r} cannot be templated: {_describe(err)}")
+                result[str(key)] = _plain(rendered)
+        _add_secret_vars(result)
+        self._warnings.extend(secrets.mask(message) for message in capture.warnings)
+        return result
+
+
+@final
+class _LazyVariables(Mapping[str, Any]):
+    """A host's variables, computed on first use (templating every host up front is slow)."""
+
+    def __init__(self, inventory: Inventory, name: str) -> None:
+        self._inventory = inventory
+        self._name = name
+        self._data: dict[str, Any] | None = None
+
+    def _get(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = self._inventory._compute_variables(self._name)
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __repr__(self) -> str:
+        return f"<variables of host {self._name!r}>"
+
+
+class _DisplayCapture:
+    """What Ansible's Display was asked to show, kept instead of printed."""
+
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+        self.source_stack: list[str] = []
+        self.failures: dict[str, list[tuple[str, BaseException]]] = {}
+
+    def warning(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        self.warnings.append(str(msg))
+
+    def deprecated(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        self.warnings.append(f"[DEPRECATION] {msg}")
+
+    def error_as_warning(self, msg: str | None, exception: BaseException, *args: Any, **kwargs: Any) -> None:
+        if self.source_stack:
+            self.failures.setdefault(self.source_stack[-1], []).append((str(msg or ""), exception))
+        else:
+            self.warnings.append(f"{msg or ''} {_describe(exception)}".strip())
+
+    def error(self, msg: Any, *args: Any, **kwargs: Any) -> None:
+        self.warnings.append(_describe(msg) if isinstance(msg, BaseException) else str(msg))
+
+
+@contextlib.contextmanager
+def _captured_display() -> Iterator[_DisplayCapture]:
+    """Silence Ansible's Display (a process-wide singleton) and collect what it would print."""
+    display = Display()
+    capture = _DisplayCapture()
+    names = ("warning", "deprecated", "error_as_warning", "error")
+    saved = {name: display.__dict__[name] for name in names if name in display.__dict__}
+    for name in names:
+        if hasattr(display, name):
+            setattr(display, name, getattr(capture, name))
+    try:
+        yield capture
+    finally:
+        for name in names:
+            if name in saved:
+                setattr(display, name, saved[name])
+            else:
+                display.__dict__.pop(name, None)
+
+
+class _TrackingInventoryManager(InventoryManager):  # type: ignore[misc]
+    """InventoryManager that remembers which source files parsed, and why the others did not.
+
+    Ansible (by default) only warns about an unparsable source and goes on with an
+    empty inventory; we turn that into an error naming the file.
+    """
+
+    def __init__(self, loader: DataLoader, sources: list[str], capture: _DisplayCapture) -> None:
+        self._mh_capture = capture
+        self._mh_parsed: dict[str, bool] = {}
+        super().__init__(loader, sources=sources, parse=False)
+
+    def parse_source(self, source: str, cache: bool = False) -> bool:
+        self._mh_capture.source_stack.append(source)
+        try:
+            parsed = bool(super().parse_source(source, cache=cache))
+        except AnsibleError:
+            # ansible.cfg may say any_unparsed_is_failed: the failures were captured already
+            self._mh_parsed.setdefault(source, False)
+            raise
+        finally:
+            self._mh_capture.source_stack.pop()
+        # Nested directories of a directory source may legitimately hold no inventory.
+        if not os.path.isdir(source) or source in self._sources:
+            self._mh_parsed[source] = parsed
+        return parsed
+
+    def raise_for_failures(self, labels: Mapping[str, str], base: str) -> None:
+        for source, parsed in self._mh_parsed.items():
+            if parsed:
+                continue
+            label = labels.get(source) or display_path(source, base)
+            if os.path.isdir(source):
+                raise InventoryError(label, "directory holds no inventory file that Ansible could parse")
+            failures = self._mh_capture.failures.get(source, [])
+            if not failures:
+                raise InventoryError(label, "no enabled inventory plugin accepts it (see ANSIBLE_INVENTORY_ENABLED)")
+            plugin, err = _most_relevant(source, failures)
+            raise InventoryError(label, f"cannot be parsed as an inventory ({plugin} plugin): {secrets.mask(err)}")
+
+
+def _most_relevant(source: str, failures: list[tuple[str, BaseException]]) -> tuple[str, str]:
+    """Pick the failure that explains the file best: Ansible tries every plugin on it."""
+    by_plugin: dict[str, str] = {}
+    for msg, exc in failures:
+        plugin = msg.split("'")[1] if msg.count("'") >= 2 else "?"
+        by_plugin.setdefault(plugin, _describe(exc))
+    ext = os.path.splitext(source)[1].lower()
+    if ext in (".yml", ".yaml", ".json"):
+        auto = by_plugin.get("auto", "")
+        order = ["yaml", "auto"] if "no root 'plugin' key" in auto or not auto else ["auto", "yaml"]
+        order += ["script", "ini", "toml"]
+    elif ext == ".toml":
+        order = ["toml", "ini", "script"]
+    elif os.access(source, os.X_OK):
+        order = ["script", "ini"]
+    else:
+        order = ["ini", "script", "yaml", "auto"]
+    for plugin in order + list(by_plugin):
+        if plugin in by_plugin:
+            return plugin, by_plugin[plugin]
+    return "?", "unknown error"
+
+
+def _describe(err: Any) -> str:
+    """Ansible's message for ``err`` with its cause and origin (file:line:col), on one line or few."""
+    message = str(getattr(err, "message", None) or err).strip()
+    origin = getattr(err, "obj", None)
+    line = getattr(origin, "line_num", None)
+    if line:
+        col = getattr(origin, "col_num", None)
+        message += f" (line {line}" + (f", column {col})" if col else ")")
+    # e.g. the script plugin puts the script's stderr here
+    help_text = getattr(err, "_help_text", None)
+    if isinstance(help_text, str) and help_text.strip():
+        message += f"\n{help_text.strip()}"
+    return message
+
+
+def _ensure_plugin_loader() -> None:
+    # A second init_plugin_loader() emits a Python warning (an error in our test runs).
+    if AnsibleCollectionConfig.collection_finder is None:
+        init_plugin_loader()
+
+
+def _forget_vars_files_cache() -> None:
+    """Make group_vars/host_vars be looked up afresh, as a new ``ansible-playbook`` would.
+
+    The builtin host_group_vars plugin caches, per process, which vars files exist and
+    which group_vars/host_vars directories do not; a later load would miss new files.
+    """
+    import sys
+
+    module = sys.modules.get("ansible.plugins.vars.host_group_vars")
+    for name in ("FOUND", "NAK", "CANONICAL_PATHS"):
+        cache = getattr(module, name, None)
+        if isinstance(cache, dict | set):
+            cache.clear()
+
+
+def _resolve_source(source: str, base: str) -> tuple[str, str]:
+    """``(path or host list, label for messages)``; a missing path is our error, not a warning."""
+    if "," in source:
+        return source, source
+    path = os.path.normpath(os.path.join(base, os.path.expanduser(source)))
+    if not os.path.exists(path):
+        raise InventoryError(source, "no such file or directory")
+    return path, source
+
+
+def _raw_host_vars(
+    variable_manager: VariableManager, host: Any, vault_secrets: VaultSecrets, base: str
+) -> dict[str, Any]:
+    """A host's variables before templating; inline vault values are decrypted to check them."""
+    try:
+        raw = dict(variable_manager.get_vars(host=host, include_hostvars=True))
+    except AnsibleVaultError:
+        raise InventoryError(host.name, describe_vault_failure(vault_secrets)) from None
+    except AnsibleError as err:
+        raise InventoryError(host.name, f"variables cannot be read: {secrets.mask(_describe(err))}") from None
+    for key, value in raw.items():
+        if key != "hostvars":
+            check_inline_vault(value, key, vault_secrets, host.name, base)
+    return raw
+
+
+def _plain(value: Any) -> Any:
+    """Plain Python data: no tagged str/int subclasses, no EncryptedString, no tuples."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, EncryptedString):
+        return decrypt_value(value)
+    if isinstance(value, str):
+        if VaultHelper.get_ciphertext(value, with_tags=False) is not None:
+            secrets.add(value)
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, Mapping):
+        return {str(k) if isinstance(k, str) else _plain(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _add_secret_vars(variables: Mapping[str, Any]) -> None:
+    """Register values of secret-named variables, at any depth."""
+    secrets.add_from_vars(variables)
+    for key, value in variables.items():
+        if isinstance(value, Mapping):
+            _add_secret_vars(value)
+        elif isinstance(value, list):
+            if is_secret_name(str(key)):
+                add_secret_leaves(value)
+            for item in value:
+                if isinstance(item, Mapping):
+                    _add_secret_vars(item)

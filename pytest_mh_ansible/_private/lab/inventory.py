@@ -1,0 +1,117 @@
+"""The files a lab hands to its users: Ansible inventory, ssh_config and known_hosts, all in the lab dir."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, final
+
+import yaml
+
+__all__ = ["InventoryHost", "render_inventory", "render_known_hosts", "render_ssh_config", "write_private"]
+
+
+@final
+@dataclass(frozen=True)
+class InventoryHost:
+    """What the inventory says about one host."""
+
+    name: str
+    address: str
+    roles: tuple[str, ...]
+    host_key: str
+    vars: Mapping[str, Any]
+
+
+def ssh_common_args(known_hosts: Path, control_dir: Path) -> str:
+    """Pin the lab's host keys and keep Ansible's ssh multiplexing sockets per lab.
+
+    Ansible's ``control_path_dir`` defaults to ``~/.ansible/cp`` whatever ``ANSIBLE_HOME`` says, so
+    several labs or sessions on one machine would otherwise share mux sockets.
+    """
+    return (
+        f"-o UserKnownHostsFile={known_hosts} -o StrictHostKeyChecking=yes -o GlobalKnownHostsFile=/dev/null "
+        f"-o ControlPath={control_dir}/%C"
+    )
+
+
+def render_inventory(
+    *,
+    lab: str,
+    group: str,
+    hosts: Sequence[InventoryHost],
+    key_path: Path,
+    known_hosts: Path,
+    control_dir: Path,
+    user: Mapping[str, str] | None,
+    root_password: str | None,
+) -> str:
+    """An Ansible YAML inventory: one group per role, plus ``lab_<name>`` with every host."""
+    common = ssh_common_args(known_hosts, control_dir)
+    host_entries: dict[str, dict[str, Any]] = {}
+    for host in hosts:
+        entry: dict[str, Any] = {
+            "ansible_host": host.address,
+            "ansible_user": "root",
+            "ansible_ssh_private_key_file": str(key_path),
+            "ansible_ssh_common_args": common,
+            "ansible_ssh_pipelining": True,
+            "ansible_python_interpreter": "/usr/bin/python3",
+        }
+        if root_password is not None:
+            entry["ansible_password"] = root_password
+        if user is not None:
+            entry["mh_lab_user"] = user["name"]
+            entry["mh_lab_user_password"] = user["password"]
+            # Used when a play connects as the user (-e ansible_user=...) and becomes root.
+            entry["ansible_become_password"] = user["password"]
+        entry.update(host.vars)
+        host_entries[host.name] = entry
+    roles: dict[str, list[str]] = {}
+    for host in hosts:
+        for role in host.roles:
+            roles.setdefault(role, []).append(host.name)
+    children: dict[str, Any] = {group: {"hosts": {h.name: None for h in hosts}}}
+    for role in sorted(roles):
+        children[role] = {"hosts": dict.fromkeys(roles[role])}
+    data = {"all": {"vars": {"mh_lab": lab}, "hosts": host_entries, "children": children}}
+    header = f"# Ansible inventory of the pytest-mh-ansible lab {lab!r}; rewritten by 'lab up'.\n"
+    return header + yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+
+
+def render_ssh_config(hosts: Sequence[InventoryHost], *, key_path: Path, known_hosts: Path, user: str = "root") -> str:
+    """``ssh -F <labdir>/ssh_config client1`` reaches a host by its lab name."""
+    blocks = []
+    for host in hosts:
+        blocks.append(
+            "\n".join(
+                [
+                    f"Host {host.name}",
+                    f"    HostName {host.address}",
+                    f"    User {user}",
+                    f"    IdentityFile {key_path}",
+                    "    IdentitiesOnly yes",
+                    f"    UserKnownHostsFile {known_hosts}",
+                    "    GlobalKnownHostsFile /dev/null",
+                    "    StrictHostKeyChecking yes",
+                    f"    HostKeyAlias {host.name}",
+                    "    LogLevel ERROR",
+                ]
+            )
+        )
+    return "\n\n".join(blocks) + "\n"
+
+
+def render_known_hosts(hosts: Sequence[InventoryHost]) -> str:
+    """Each host's key pinned by name and by address."""
+    return "".join(f"{h.name},{h.address} {h.host_key}\n" for h in hosts)
+
+
+def write_private(path: Path, content: str, mode: int = 0o600) -> None:
+    """Write a file that may hold secrets, never readable by others even for a moment."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w") as f:
+        f.write(content)
+    os.chmod(path, mode)

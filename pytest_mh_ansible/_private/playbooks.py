@@ -1,0 +1,153 @@
+"""Running playbooks against the session's inventory with ansible-runner, limited to chosen hosts."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import MultihostError
+from ..playbook import PlaybookHostStats, PlaybookResult, TaskResult
+from .secrets import secrets
+
+__all__ = ["PlaybookRunner"]
+
+log = logging.getLogger("pytest_mh_ansible.playbook")
+
+
+@dataclass(frozen=True)
+class PlaybookRunner:
+    """Runs playbooks with the inventory sources and vault files of the session.
+
+    A playbook runs in an ``ansible-playbook`` process started by ansible-runner: playbooks
+    are coarse operations (seconds), and a process keeps their global Ansible state, forks
+    and signal handlers out of pytest.
+    """
+
+    sources: tuple[str, ...]
+    vault_password_files: tuple[str, ...] = ()
+    search_dirs: tuple[str, ...] = ()
+
+    def resolve(self, path: str) -> Path:
+        """An absolute playbook path: as given, else against each search dir (rootdir, mh_playbook_dir)."""
+        candidate = Path(path)
+        if candidate.is_absolute():
+            if candidate.is_file():
+                return candidate
+        else:
+            for base in self.search_dirs:
+                full = Path(base) / candidate
+                if full.is_file():
+                    return full.resolve()
+        where = ", ".join(self.search_dirs) or "."
+        raise MultihostError(f"playbook {path!r} not found (looked in {where})")
+
+    def run(
+        self,
+        path: str,
+        hosts: Sequence[str],
+        *,
+        extra_vars: Mapping[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        skip_tags: Sequence[str] | None = None,
+        check: bool = False,
+        become: bool | None = None,
+    ) -> PlaybookResult:
+        import ansible_runner
+
+        playbook = self.resolve(path)
+        cmdline: list[str] = []
+        for vault_file in self.vault_password_files:
+            cmdline += ["--vault-password-file", str(Path(vault_file).resolve())]
+        if check:
+            cmdline.append("--check")
+        if become is True:
+            cmdline.append("--become")
+        env = {
+            "ANSIBLE_COLLECTIONS_PATH": os.pathsep.join(_collections_paths()),
+            "ANSIBLE_ROLES_PATH": str(playbook.parent / "roles"),
+            "ANSIBLE_RETRY_FILES_ENABLED": "False",
+            "ANSIBLE_NOCOLOR": "True",
+        }
+        bindir = os.path.dirname(sys.executable)
+        env["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+        private = tempfile.mkdtemp(prefix="mh-playbook-")
+        log.info("playbook %s on %s (extra vars: %s)", playbook, ", ".join(hosts), secrets.mask_data(extra_vars or {}))
+        try:
+            runner = ansible_runner.run(
+                private_data_dir=private,
+                playbook=str(playbook),
+                inventory=[str(Path(s).resolve()) if os.path.exists(s) else s for s in self.sources],
+                limit=",".join(hosts),
+                extravars=dict(extra_vars or {}),
+                tags=",".join(tags) if tags else None,
+                skip_tags=",".join(skip_tags) if skip_tags else None,
+                cmdline=" ".join(cmdline) or None,
+                envvars=env,
+                quiet=True,
+                suppress_env_files=True,
+                json_mode=False,
+            )
+            changed: list[TaskResult] = []
+            failed: list[TaskResult] = []
+            for event in runner.events:
+                kind = event.get("event")
+                if kind not in ("runner_on_ok", "runner_on_failed", "runner_on_unreachable"):
+                    continue
+                data = event.get("event_data", {})
+                res = data.get("res") or {}
+                is_failed = kind != "runner_on_ok" and not data.get("ignore_errors")
+                task = TaskResult(
+                    host=str(data.get("host", "")),
+                    task=str(data.get("task", "")),
+                    action=str(data.get("task_action", "")),
+                    changed=bool(res.get("changed")),
+                    failed=is_failed,
+                    msg=secrets.mask(str(res.get("msg", "") or res.get("stderr", "") or "")),
+                    raw=secrets.mask_data(res),
+                )
+                if task.changed:
+                    changed.append(task)
+                if is_failed:
+                    failed.append(task)
+            stdout = secrets.mask(runner.stdout.read() if runner.stdout else "")
+            stats = _stats(runner.stats or {})
+            rc = int(runner.rc if runner.rc is not None else 1)
+        finally:
+            shutil.rmtree(private, ignore_errors=True)
+        for line in stdout.splitlines():
+            if line.strip():
+                log.debug("%s", line)
+        return PlaybookResult(str(playbook), rc, stats, tuple(changed), tuple(failed), stdout)
+
+
+def _stats(raw: Mapping[str, Mapping[str, int]]) -> dict[str, PlaybookHostStats]:
+    hosts: set[str] = set()
+    for per_host in raw.values():
+        hosts.update(per_host)
+    return {
+        host: PlaybookHostStats(
+            ok=raw.get("ok", {}).get(host, 0),
+            changed=raw.get("changed", {}).get(host, 0),
+            failed=raw.get("failures", {}).get(host, 0),
+            unreachable=raw.get("dark", {}).get(host, 0),
+            skipped=raw.get("skipped", {}).get(host, 0),
+        )
+        for host in sorted(hosts)
+    }
+
+
+def _collections_paths() -> list[str]:
+    """The project's shipped collection first, then Ansible's defaults."""
+    paths = []
+    shipped = Path(__file__).resolve().parents[2] / "collections"
+    if shipped.is_dir():
+        paths.append(str(shipped))
+    paths += [os.path.expanduser("~/.ansible/collections"), "/usr/share/ansible/collections"]
+    return paths

@@ -1,0 +1,240 @@
+"""The multi-host session: inventory hosts, topology resolution and the topology/host life cycle."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import HostUnreachableError, MultihostError
+from ..host import MultihostHost
+from ..multihost import MultihostFixture
+from ..registry import Registry
+from .assignment import Assignment, HostInfo, assign
+from .locks import HostLocks
+from .playbooks import PlaybookRunner
+from .teardown import run_all
+
+if TYPE_CHECKING:
+    from ..marks import TopologyMark
+    from .inventory import Inventory, InventoryHost
+
+__all__ = ["ActiveTopology", "MultihostSession", "SessionOptions"]
+
+log = logging.getLogger("pytest_mh_ansible")
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """The settings of a session, from the command line, the ini file and the environment."""
+
+    sources: tuple[str, ...]
+    default_domain: str = "default"
+    role_groups: dict[str, str] = field(default_factory=dict)  # inventory group -> role
+    unreachable: str = "error"  # or "skip"
+    lock_dir: str | None = None
+    vault_password_files: tuple[str, ...] = ()
+    playbook_dirs: tuple[str, ...] = ()
+
+
+@dataclass
+class ActiveTopology:
+    """The topology whose group of tests is running, with its hosts and its setup outcome."""
+
+    mark: TopologyMark
+    assignment: Assignment
+    hosts_by_slot: dict[tuple[str, str], list[MultihostHost]]
+    controller_hosts: dict[str, Any]
+    error: BaseException | None = None
+    skip_reason: str | None = None
+    set_up: bool = False
+
+
+class MultihostSession:
+    """Everything the plugin knows about the session's hosts; one per pytest process.
+
+    It maps inventory hosts to roles and domains, fills topologies with hosts, sets hosts up
+    once (``pytest_setup``) when a topology first needs them, runs topology setup and
+    teardown around each group of tests, and tears everything down at the end.
+    """
+
+    def __init__(
+        self, options: SessionOptions, inventory: Inventory, registry_hook: Callable[[Registry], None]
+    ) -> None:
+        self.options = options
+        self.inventory = inventory
+        self._registry_hook = registry_hook
+        self._registry: Registry | None = None
+        self.host_infos: list[HostInfo] = [self._host_info(host) for host in inventory.hosts]
+        self._infos = {info.name: info for info in self.host_infos}
+        self._resolved: dict[str, Assignment | str] = {}
+        self._hosts: dict[str, MultihostHost] = {}
+        self._host_state: dict[str, BaseException | None] = {}
+        self.active: ActiveTopology | None = None
+        self.locks = HostLocks(options.lock_dir)
+        self.playbooks = PlaybookRunner(options.sources, options.vault_password_files, options.playbook_dirs)
+
+    # -- inventory → roles and domains ---------------------------------------------------------
+    def _host_info(self, host: InventoryHost) -> HostInfo:
+        roles: list[str] = []
+        extra = host.variables.get("mh_role")
+        if isinstance(extra, str):
+            roles.append(extra)
+        elif isinstance(extra, list | tuple):
+            roles.extend(str(role) for role in extra)
+        for group in host.groups:
+            roles.append(self.options.role_groups.get(group, group))
+            roles.append(group)
+        domain = host.variables.get("mh_domain") or self.options.default_domain
+        return HostInfo(host.name, tuple(dict.fromkeys(roles)), str(domain))
+
+    @property
+    def registry(self) -> Registry:
+        if self._registry is None:
+            registry = Registry()
+            self._registry_hook(registry)
+            self._registry = registry
+        return self._registry
+
+    def roles_map(self) -> dict[str, dict[str, list[str]]]:
+        """``{domain: {role: [hosts]}}`` in inventory order (for reports)."""
+        result: dict[str, dict[str, list[str]]] = {}
+        for info in self.host_infos:
+            for role in info.roles:
+                result.setdefault(info.domain, {}).setdefault(role, []).append(info.name)
+        return result
+
+    def resolve(self, mark: TopologyMark) -> Assignment | str:
+        """The hosts for ``mark``'s topology, or why the inventory cannot give them (cached per name)."""
+        known = self._resolved.get(mark.name)
+        if known is None:
+            if not self.host_infos:
+                sources = ", ".join(self.options.sources)
+                known = f"topology {mark.name!r} needs hosts ({mark.topology.describe()}); inventory {sources} has none"
+            else:
+                known = assign(mark.name, mark.topology, self.host_infos)
+            self._resolved[mark.name] = known
+        return known
+
+    def uses_whole_inventory(self, assignment: Assignment) -> bool:
+        return set(assignment.hosts) == set(self._infos)
+
+    def host(self, name: str) -> MultihostHost:
+        """The session's object for inventory host ``name`` (created on first use)."""
+        host = self._hosts.get(name)
+        if host is None:
+            info = self._infos[name]
+            cls = self.registry.host_class(info.roles)
+            host = cls(name, roles=info.roles, domain=info.domain, variables=self.inventory.host(name).variables)
+            host._mh_playbooks = self.playbooks
+            self._hosts[name] = host
+        return host
+
+    # -- life cycle ----------------------------------------------------------------------------
+    def enter(self, mark: TopologyMark) -> ActiveTopology:
+        """Make ``mark``'s topology the active one: leave the previous one, set hosts and topology up.
+
+        A failure is recorded on the returned object (and re-raised by :meth:`check`) so that
+        every test of the topology reports it without trying again.
+        """
+        active = self.active
+        if active is not None and active.mark.name == mark.name:
+            return active
+        if active is not None:
+            self.leave()
+        assignment = self.resolve(mark)
+        if isinstance(assignment, str):
+            raise MultihostError(assignment)
+        hosts_by_slot = {key: [self.host(name) for name in names] for key, names in assignment.slots.items()}
+        controller_hosts: dict[str, Any] = {}
+        for fixture, path in mark.paths.items():
+            hosts = hosts_by_slot[(path.domain, path.role)]
+            controller_hosts[fixture] = list(hosts) if path.index is None else hosts[path.index]
+        active = self.active = ActiveTopology(mark, assignment, hosts_by_slot, controller_hosts)
+        self.locks.acquire(assignment.hosts)
+        try:
+            for name in assignment.hosts:
+                self._setup_host(name)
+            mark.controller._mh_bind(mark, controller_hosts)
+            mark.controller.topology_setup(**controller_hosts)
+            active.set_up = True
+            active.skip_reason = mark.controller.skip()
+        except HostUnreachableError as err:
+            active.error = err
+            if self.options.unreachable == "skip":
+                active.skip_reason = str(err)
+        except Exception as err:
+            log.error("topology %r: setup failed: %s", mark.name, err)
+            active.error = err
+        return active
+
+    def check(self, active: ActiveTopology) -> None:
+        """Raise the recorded setup failure of ``active`` (each test of the topology calls this)."""
+        err = active.error
+        if err is None:
+            return
+        if isinstance(err, HostUnreachableError):
+            raise HostUnreachableError(err.host, err.reason) from err
+        raise MultihostError(f"topology {active.mark.name!r} could not be set up: {type(err).__name__}: {err}") from err
+
+    def _setup_host(self, name: str) -> None:
+        if name in self._host_state:
+            err = self._host_state[name]
+            if err is not None:
+                raise err
+            return
+        host = self._hosts[name]
+        try:
+            host.conn.connect()
+            host.pytest_setup()
+        except HostUnreachableError as err:
+            self._host_state[name] = err
+            raise
+        except Exception as err:
+            wrapped = MultihostError(f"host {name!r}: pytest_setup failed: {type(err).__name__}: {err}")
+            wrapped.__cause__ = err
+            self._host_state[name] = wrapped
+            raise wrapped from err
+        self._host_state[name] = None
+
+    def leave(self) -> None:
+        """Tear the active topology down (if it was set up) and release its hosts."""
+        active, self.active = self.active, None
+        if active is None:
+            return
+        try:
+            if active.set_up:
+                controller = active.mark.controller
+                hosts = active.controller_hosts
+                run_all(f"topology {active.mark.name!r}", [(controller, lambda: controller.topology_teardown(**hosts))])
+        finally:
+            self.locks.release(active.assignment.hosts)
+
+    def new_fixture(self, active: ActiveTopology) -> MultihostFixture:
+        registry = self.registry
+        return MultihostFixture(
+            active, lambda mh, role, host: registry.role_class(role)(mh, role, host), self.playbooks
+        )
+
+    def shutdown(self) -> list[Exception]:
+        """End of session: leave the topology, ``pytest_teardown`` every set-up host, close connections."""
+        errors: list[Exception] = []
+        try:
+            self.leave()
+        except Exception as err:
+            errors.append(err)
+        hosts = [self._hosts[name] for name, err in self._host_state.items() if err is None]
+        try:
+            self.locks.acquire(host.name for host in hosts)
+            errors.extend(run_all("session teardown", [(host, host.pytest_teardown) for host in hosts], reraise=False))
+        finally:
+            self.locks.release()
+            errors.extend(
+                run_all("closing connections", [(h, h._mh_close) for h in self._hosts.values()], reraise=False)
+            )
+            self._host_state.clear()
+        return errors
+
+    def describe_hosts(self, names: Sequence[str]) -> str:
+        return ", ".join(names)

@@ -1,0 +1,138 @@
+"""The exception tree of pytest-mh-ansible: one base class, data carried as attributes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = [
+    "HostUnreachableError",
+    "InventoryError",
+    "LabError",
+    "MultihostError",
+    "ProcessError",
+    "ProcessTimeoutError",
+    "TeardownExceptionGroup",
+    "TopologyMarkError",
+]
+
+
+class MultihostError(Exception):
+    """Base class of every error raised by pytest-mh-ansible."""
+
+
+class InventoryError(MultihostError):
+    """An Ansible inventory (or its vault) could not be read.
+
+    :param source: The inventory source (path, host list, ...) at fault.
+    :param message: What is wrong, already naming the value.
+    """
+
+    def __init__(self, source: str, message: str) -> None:
+        super().__init__(f"{source}: {message}")
+        self.source = source
+        self.message = message
+
+
+class TopologyMarkError(MultihostError):
+    """A ``@pytest.mark.topology`` marker has arguments that cannot be understood.
+
+    :param nodeid: The test (or collector) whose marker is wrong.
+    :param message: What is wrong with it.
+    """
+
+    def __init__(self, nodeid: str, message: str) -> None:
+        super().__init__(f"{nodeid}: {message}")
+        self.nodeid = nodeid
+        self.message = message
+
+
+class HostUnreachableError(MultihostError):
+    """A host of the inventory cannot be reached through its Ansible connection.
+
+    :param host: The inventory hostname.
+    :param reason: Why (Ansible's message, secrets masked).
+    """
+
+    def __init__(self, host: str, reason: str) -> None:
+        super().__init__(f"host {host!r} is unreachable: {reason}")
+        self.host = host
+        self.reason = reason
+
+
+class ProcessError(MultihostError):
+    """A command run on a host exited with a non-zero code.
+
+    The message names the host, the command, the exit code and the output, with
+    secrets masked.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        command: str,
+        rc: int,
+        stdout: str,
+        stderr: str,
+        *,
+        message: str | None = None,
+    ) -> None:
+        self.host = host
+        self.command = command
+        self.rc = rc
+        self.stdout = stdout
+        self.stderr = stderr
+        if message is None:
+            message = f"{host}: command {command!r} exited with code {rc}"
+        details = [message]
+        if stdout.strip():
+            details.append(f"stdout:\n{_tail(stdout)}")
+        if stderr.strip():
+            details.append(f"stderr:\n{_tail(stderr)}")
+        super().__init__("\n".join(details))
+
+
+class ProcessTimeoutError(ProcessError):
+    """A command did not finish within its timeout; it was killed on the host too."""
+
+    def __init__(self, host: str, command: str, timeout: float, stdout: str = "", stderr: str = "") -> None:
+        self.timeout = timeout
+        super().__init__(
+            host,
+            command,
+            124,
+            stdout,
+            stderr,
+            message=f"{host}: command {command!r} timed out after {timeout:g} s and was killed",
+        )
+
+
+class LabError(MultihostError):
+    """The local lab could not be brought up, inspected or torn down."""
+
+
+class TeardownExceptionGroup(ExceptionGroup[Exception]):
+    """Every failure of one teardown, gathered: each one names the object that failed.
+
+    Teardown never stops at the first failure; it runs every step and raises this group.
+    """
+
+    def __new__(cls, message: str, exceptions: Sequence[Exception]) -> TeardownExceptionGroup:
+        return super().__new__(cls, message, exceptions)
+
+    def derive(self, excs: Sequence[Exception]) -> TeardownExceptionGroup:  # type: ignore[override]
+        return TeardownExceptionGroup(self.message, excs)
+
+
+def _tail(text: str, limit: int = 4000) -> str:
+    if len(text) <= limit:
+        return text.rstrip()
+    return "... " + text[-limit:].rstrip()
+
+
+def describe(obj: Any) -> str:
+    """A short human name of an object in error messages (``host 'client1'``, ``utility 'fs' of ...``)."""
+    describe_fn = getattr(obj, "__mh_describe__", None)
+    if callable(describe_fn):
+        return str(describe_fn())
+    return repr(obj)

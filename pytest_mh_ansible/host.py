@@ -1,0 +1,108 @@
+"""Hosts: one inventory host, its variables, its connection and its session-long hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._private.playbooks import PlaybookRunner
+    from .conn import Connection
+    from .playbook import PlaybookResult
+
+__all__ = ["MultihostHost"]
+
+
+class MultihostHost:
+    """A host of the Ansible inventory, as tests and roles see it.
+
+    One object per inventory host lives for the whole session. :meth:`pytest_setup` runs
+    once, before the first test that needs the host; :meth:`pytest_teardown` once at the
+    end of the session; :meth:`setup`/:meth:`teardown` around every test on the host.
+    Projects subclass it per role (register with ``pytest_mh_register``) to add
+    host-level state such as detected features.
+
+    Example::
+
+        class AppHost(MultihostHost):
+            def pytest_setup(self) -> None:
+                self.version = self.conn.run("app --version").stdout.strip()
+
+    :ivar name: The inventory hostname.
+    :ivar hostname: The name other hosts know it by (``mh_hostname``, else the inventory name).
+    :ivar address: Where the controller connects (``ansible_host``, else the name).
+    :ivar roles: The roles (inventory groups) of the host.
+    :ivar domain: The topology domain (``mh_domain``).
+    :ivar vars: Every Ansible variable of the host, vault values decrypted.
+    :ivar config: The free-form ``mh_config`` variable (a dict).
+    """
+
+    def __init__(self, name: str, *, roles: tuple[str, ...], domain: str, variables: Mapping[str, Any]) -> None:
+        self.name = name
+        self.roles = roles
+        self.domain = domain
+        self.vars: Mapping[str, Any] = variables
+        self.hostname: str = str(variables.get("mh_hostname") or name)
+        self.address: str = str(variables.get("ansible_host") or name)
+        config = variables.get("mh_config") or {}
+        self.config: dict[str, Any] = dict(config) if isinstance(config, Mapping) else {}
+        self.os_family: str = str(variables.get("mh_os_family") or "linux").lower()
+        self.artifacts: Any = variables.get("mh_artifacts") or []
+        self._conn: Connection | None = None
+        self._mh_playbooks: PlaybookRunner | None = None
+
+    @property
+    def conn(self) -> Connection:
+        """The host's connection (Ansible connection plugin, opened on first use, kept for the session)."""
+        if self._conn is None:
+            from .conn import Connection
+
+            self._conn = Connection(self.name, self.vars)
+        return self._conn
+
+    @property
+    def mh_vars(self) -> dict[str, Any]:
+        """The host's ``mh_*`` variables (``mh_domain``, ``mh_artifacts``, ...)."""
+        return {k: v for k, v in self.vars.items() if k.startswith("mh_")}
+
+    def playbook(
+        self,
+        path: str,
+        *,
+        extra_vars: Mapping[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        skip_tags: Sequence[str] | None = None,
+        check: bool = False,
+        become: bool | None = None,
+    ) -> PlaybookResult:
+        """Run a playbook limited to this host, with the inventory's variables (see ``MultihostRole.playbook``)."""
+        if self._mh_playbooks is None:
+            from .errors import MultihostError
+
+            raise MultihostError(f"host {self.name!r}: playbooks need a pytest-mh-ansible session")
+        return self._mh_playbooks.run(
+            path, [self.name], extra_vars=extra_vars, tags=tags, skip_tags=skip_tags, check=check, become=become
+        )
+
+    def pytest_setup(self) -> None:
+        """Called once per session, before the first test that needs the host (override)."""
+
+    def pytest_teardown(self) -> None:
+        """Called once at the end of the session for every host that was set up (override)."""
+
+    def setup(self) -> None:
+        """Called before each test that uses the host (override)."""
+
+    def teardown(self) -> None:
+        """Called after each test that used the host, even when it failed (override)."""
+
+    def _mh_close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __mh_describe__(self) -> str:
+        return f"host {self.name!r}"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} roles={list(self.roles)} domain={self.domain!r}>"

@@ -1,0 +1,130 @@
+"""The ``mh`` fixture object: the topology, roles and hosts of the running test."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, final
+
+from ._private.teardown import TeardownStack
+from .errors import MultihostError
+from .host import MultihostHost
+from .role import MultihostRole
+
+if TYPE_CHECKING:
+    from ._private.playbooks import PlaybookRunner
+    from ._private.session import ActiveTopology
+    from .marks import TopologyMark
+    from .playbook import PlaybookResult
+    from .topology import Topology
+
+__all__ = ["MultihostFixture"]
+
+
+@final
+class MultihostFixture:
+    """What the ``mh`` fixture gives a test: its topology, roles and hosts.
+
+    Example::
+
+        @pytest.mark.topology(KnownTopology.ClientServer)
+        def test_all(mh):
+            assert mh.topology_name == "client-server"
+            for role in mh.roles:
+                role.host.conn.run("true")
+            server = mh.ns.app.server[0]
+    """
+
+    def __init__(
+        self,
+        active: ActiveTopology,
+        role_factory: Callable[[MultihostFixture, str, MultihostHost], MultihostRole[Any]],
+        playbooks: PlaybookRunner,
+    ) -> None:
+        self._active = active
+        self._playbooks = playbooks
+        self.topology_mark: TopologyMark = active.mark
+        self.topology: Topology = active.mark.topology
+        self.topology_name: str = active.mark.name
+        self.roles: list[MultihostRole[Any]] = []
+        self._by_slot: dict[tuple[str, str], list[MultihostRole[Any]]] = {}
+        for (domain, role), hosts in active.hosts_by_slot.items():
+            objects = [role_factory(self, role, host) for host in hosts]
+            self._by_slot[(domain, role)] = objects
+            self.roles.extend(objects)
+        self.hosts: list[MultihostHost] = [role.host for role in self.roles]
+        self.ns = SimpleNamespace(
+            **{
+                domain.id: SimpleNamespace(**{role: self._by_slot[(domain.id, role)] for role in domain.roles})
+                for domain in self.topology
+            }
+        )
+        self._teardown = TeardownStack()
+
+    def fixture(self, name: str) -> MultihostRole[Any] | list[MultihostRole[Any]]:
+        """The role object (or list) that the topology mark maps fixture ``name`` to."""
+        path = self.topology_mark.paths.get(name)
+        if path is None:
+            raise MultihostError(
+                f"topology {self.topology_name!r} has no fixture {name!r} "
+                f"(it has: {', '.join(self.topology_mark.paths) or 'none'})"
+            )
+        roles = self._by_slot[(path.domain, path.role)]
+        return list(roles) if path.index is None else roles[path.index]
+
+    @property
+    def fixtures(self) -> dict[str, MultihostRole[Any] | list[MultihostRole[Any]]]:
+        """Every fixture of the topology mark, by name."""
+        return {name: self.fixture(name) for name in self.topology_mark.paths}
+
+    def playbook(
+        self,
+        path: str,
+        roles: Sequence[MultihostRole[Any]] | None = None,
+        *,
+        extra_vars: Mapping[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        skip_tags: Sequence[str] | None = None,
+        check: bool = False,
+        become: bool | None = None,
+    ) -> PlaybookResult:
+        """Run a playbook limited to the hosts of ``roles`` (all roles of the test when None).
+
+        A relative path resolves against pytest's rootdir, then the ini ``mh_playbook_dir``.
+        The playbook sees the inventory's variables; its output goes to the test's log.
+        """
+        hosts = [role.host.name for role in (self.roles if roles is None else roles)]
+        return self._playbooks.run(
+            path,
+            list(dict.fromkeys(hosts)),
+            extra_vars=extra_vars,
+            tags=tags,
+            skip_tags=skip_tags,
+            check=check,
+            become=become,
+        )
+
+    def _setup(self) -> None:
+        """Per-test setup: hosts, controller, role utilities, roles; undone in reverse on failure."""
+        stack = self._teardown
+        try:
+            for host in dict.fromkeys(self.hosts):
+                host.setup()
+                stack.push(host, host.teardown)
+            controller = self.topology_mark.controller
+            hosts = self._active.controller_hosts
+            controller.setup(**hosts)
+            stack.push(controller, lambda: controller.teardown(**hosts))
+            for role in self.roles:
+                for utility in role.utilities:
+                    utility.setup()
+                    stack.push(utility, utility.teardown)
+                role.setup()
+                stack.push(role, role.teardown)
+        except BaseException:
+            stack.unwind(f"teardown after a failed setup of topology {self.topology_name!r}", reraise=False)
+            raise
+
+    def _finish(self) -> None:
+        """Per-test teardown: everything set up, in reverse order; all failures raised together."""
+        self._teardown.unwind(f"teardown of topology {self.topology_name!r}")

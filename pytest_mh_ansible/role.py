@@ -1,0 +1,87 @@
+"""Roles: what a test receives as a fixture — one host in one role, with the role's high-level API."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from .host import MultihostHost
+from .utility import MultihostUtility
+
+if TYPE_CHECKING:
+    from .multihost import MultihostFixture
+    from .playbook import PlaybookResult
+
+__all__ = ["MultihostRole"]
+
+HostT = TypeVar("HostT", bound=MultihostHost)
+
+
+class MultihostRole(Generic[HostT]):
+    """One host acting in one role for one test.
+
+    A test's role fixtures (``client``, ``server``) are role objects. Projects subclass it
+    per role to give tests a high-level API, and register the subclass in ``conftest.py``
+    with the ``pytest_mh_register`` hook. Utilities assigned as attributes are set up
+    before the test and torn down after it.
+
+    Example::
+
+        class Server(MultihostRole[MultihostHost]):
+            def __init__(self, mh, role, host):
+                super().__init__(mh, role, host)
+                self.motd = Motd(host)
+
+            def reload(self) -> None:
+                self.host.conn.run("systemctl reload app")
+
+        def pytest_mh_register(registry):
+            registry.role("server", Server)
+    """
+
+    def __init__(self, mh: MultihostFixture, role: str, host: HostT) -> None:
+        self.mh = mh
+        self.role = role
+        self.host = host
+
+    @property
+    def utilities(self) -> list[MultihostUtility[MultihostHost]]:
+        """The utilities attached to this role, in attribute order."""
+        return [value for value in vars(self).values() if isinstance(value, MultihostUtility)]
+
+    def playbook(
+        self,
+        path: str,
+        *,
+        extra_vars: Mapping[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        skip_tags: Sequence[str] | None = None,
+        check: bool = False,
+        become: bool | None = None,
+    ) -> PlaybookResult:
+        """Run a playbook limited to this role's host, with the inventory's variables.
+
+        Example::
+
+            result = server.playbook("playbooks/app_setup.yml", extra_vars={"app_port": 8080})
+            assert result.ok and result.changed_tasks
+
+        :param path: Relative to pytest's rootdir (then the ini ``mh_playbook_dir``), or absolute.
+        :param check: Run in check mode (predict changes, make none).
+        :param become: Force privilege escalation on (True) for the whole play.
+        """
+        return self.host.playbook(
+            path, extra_vars=extra_vars, tags=tags, skip_tags=skip_tags, check=check, become=become
+        )
+
+    def setup(self) -> None:
+        """Called before the test, after the role's utilities are set up (override; call super)."""
+
+    def teardown(self) -> None:
+        """Called after the test, before the role's utilities are torn down (override; call super)."""
+
+    def __mh_describe__(self) -> str:
+        return f"role {self.role!r} on host {self.host.name!r}"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.role!r} on {self.host.name!r}>"

@@ -1,0 +1,134 @@
+"""Bringing labs up and down: idempotent up, labs side by side, the CLI, and nothing left behind."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_mh_ansible._private.cli import main
+from pytest_mh_ansible._private.lab.process import ProcessId
+from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
+
+pytestmark = pytest.mark.integration
+
+
+def _leftovers(directory: Path, state: dict[str, object]) -> list[str]:
+    found = []
+    netns = subprocess.run(["ip", "netns", "list"], check=False, capture_output=True, text=True).stdout
+    links = subprocess.run(["ip", "-o", "link"], check=False, capture_output=True, text=True).stdout
+    for host in state["hosts"]:  # type: ignore[attr-defined]
+        if host["netns"] in netns:
+            found.append(f"netns {host['netns']}")
+        if f" {host['veth']}@" in links or f" {host['veth']}:" in links:
+            found.append(f"veth {host['veth']}")
+        for key in ("launcher", "pid1"):
+            proc = ProcessId(host[key]["pid"], host[key]["start"])
+            if proc.alive:
+                found.append(f"process {proc.pid}")
+        if host["cgroup"] and Path(host["cgroup"]).exists():
+            found.append(f"cgroup {host['cgroup']}")
+    if f" {state['bridge']}:" in links:
+        found.append(f"bridge {state['bridge']}")
+    if state["cgroup"] and Path(str(state["cgroup"])).exists():
+        found.append(f"cgroup {state['cgroup']}")
+    mounts = Path("/proc/self/mountinfo").read_text()
+    if str(directory) in mounts:
+        found.append("mounts under the lab dir")
+    if directory.exists():
+        found.append(f"directory {directory}")
+    return found
+
+
+def _cgroup_roots() -> dict[str, set[str]]:
+    """The directories at the root of every machine-wide cgroup hierarchy."""
+    roots = {}
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        if right.split(" ", 1)[0] in ("cgroup", "cgroup2"):
+            point = Path(left.split()[4])
+            roots[str(point)] = {p.name for p in point.iterdir() if p.is_dir()}
+    return roots
+
+
+def test_lab__up_is_idempotent_coexists_and_down_leaves_nothing(lab: Lab, lab_root: Path) -> None:
+    cgroups_before = _cgroup_roots()
+    spec = LabSpec(
+        name="mhlabd",
+        hosts=(LabHostSpec("one", roles=("client",)), LabHostSpec("two", roles=("server",), init="systemd")),
+    )
+    second = Lab(spec, lab_root / "mhlabd")
+    try:
+        second.up()
+        first_pids = [h.pid for h in second.status()]
+        assert second.is_up
+        assert all(first_pids)
+        started = time.monotonic()
+        second.up()
+        assert time.monotonic() - started < 0.5
+        assert [h.pid for h in second.status()] == first_pids
+        # both labs run side by side, on different subnets and bridges
+        assert lab.is_up
+        assert {h.address.rsplit(".", 1)[0] for h in lab.status()}.isdisjoint(
+            {h.address.rsplit(".", 1)[0] for h in second.status()}
+        )
+        reopened = Lab.from_directory(second.directory)
+        assert [h.pid for h in reopened.status()] == first_pids
+        state = json.loads((second.directory / "state.json").read_text())
+        # systemd stays inside its own cgroup subtree: the machine's v1 hierarchies get nothing new
+        during = _cgroup_roots()
+        for point, names in during.items():
+            new = names - cgroups_before[point]
+            if new:
+                assert new <= {"pytest-mh-ansible.mhlabd"}, (point, new)
+                assert "cgroup2" in Path("/proc/self/mountinfo").read_text()
+    finally:
+        second.down()
+    assert _leftovers(second.directory, state) == []
+    assert _cgroup_roots() == cgroups_before
+    assert Path("/proc/sys/net/ipv4/ip_forward").read_text().strip() == "0"
+    assert lab.is_up  # the other lab is untouched
+    second.down()  # twice is harmless
+
+
+def test_cli__up_status_inventory_down(lab_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    directory = lab_root / "mhlabc"
+    spec_file = lab_root / "mhlabc.yml"
+    spec_file.write_text("name: mhlabc\nhosts:\n  - {name: web1, roles: [web]}\n")
+    (lab_root / "group_vars").mkdir()
+    (lab_root / "group_vars" / "web.yml").write_text("web_port: 8080\n")
+    try:
+        assert main(["lab", "up", "--spec", str(spec_file), "--dir", str(directory), "--host", "web1:web"]) == 0
+        assert "is up in" in capsys.readouterr().out
+        assert main(["lab", "status", "--dir", str(directory)]) == 0
+        table = capsys.readouterr().out
+        assert table.splitlines()[0].split() == ["HOST", "ROLES", "ADDRESS", "INIT", "PID", "RUNNING"]
+        assert table.splitlines()[1].split()[-1] == "yes"
+        assert main(["lab", "inventory", "--dir", str(directory)]) == 0
+        inventory = capsys.readouterr().out.strip()
+        assert inventory == str(directory / "hosts.yml")
+        assert (directory / "group_vars" / "web.yml").exists()
+        out = subprocess.run(
+            ["ansible-inventory", "-i", inventory, "--host", "web1"], capture_output=True, text=True, check=True
+        ).stdout
+        assert json.loads(out)["web_port"] == 8080
+        state = json.loads((directory / "state.json").read_text())
+    finally:
+        assert main(["lab", "down", "--dir", str(directory)]) == 0
+    assert _leftovers(directory, state) == []
+    assert main(["lab", "status", "--dir", str(directory)]) == 1
+
+
+def test_cli__entry_point_runs_as_module() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest_mh_ansible._private.cli", "lab", "up", "--host", "Bad_Name"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1
+    assert "lab host name 'Bad_Name' is invalid" in proc.stderr

@@ -1,0 +1,47 @@
+"""Packages listed in the spec install inside one host, offline, from the lab's cache."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pytest_mh_ansible.lab import Lab
+
+Ssh = Callable[..., str]
+Ansible = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+pytestmark = pytest.mark.integration
+
+
+def _installed_on_machine(package: str) -> bool:
+    proc = subprocess.run(["dpkg", "-s", package], check=False, capture_output=True, text=True)
+    return proc.returncode == 0 and "Status: install ok installed" in proc.stdout
+
+
+def test_package__installs_offline_in_one_host_only(lab: Lab, ssh: Ssh) -> None:
+    assert not _installed_on_machine("tree"), "pick a package the machine does not have"
+    ssh(lab, "client1", "DEBIAN_FRONTEND=noninteractive apt-get install -y tree")
+    assert ssh(lab, "client1", "tree -L 1 /srv").startswith("/srv")
+    assert ssh(lab, "server1", "command -v tree; echo rc=$?", check=False).strip() == "rc=1"
+    assert not _installed_on_machine("tree")
+
+
+def test_nginx__installs_with_ansible_apt_and_serves(lab: Lab, tmp_path: Path, ssh: Ssh, ansible: Ansible) -> None:
+    proc = ansible(
+        lab, tmp_path, "ansible", "server1", "-m", "ansible.builtin.apt", "-a", "name=nginx update_cache=false"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not _installed_on_machine("nginx")
+    ssh(lab, "server1", "service nginx start >/dev/null 2>&1 || service nginx restart")
+    fetch = "python3 -c \"import urllib.request as u; print(u.urlopen('http://server1/').status)\""
+    for _ in range(50):
+        out = ssh(lab, "client1", fetch + " 2>/dev/null; true").strip()
+        if out:
+            break
+        time.sleep(0.1)
+    assert out == "200"

@@ -1,0 +1,260 @@
+"""Commands and files over real Ansible connection plugins (ssh, paramiko, local) against a real sshd."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import signal
+import statistics
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_mh_ansible._private.transport import AnsibleTransport
+from pytest_mh_ansible.conn import Connection
+from pytest_mh_ansible.errors import HostUnreachableError, ProcessError, ProcessTimeoutError
+
+pytestmark = pytest.mark.integration
+
+TargetHost = Any  # conftest.TargetHost; conftest modules are not imported by name
+
+
+def _connection(name: str, variables: dict[str, Any]) -> Iterator[Connection]:
+    conn = Connection(name, variables)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def root(target: TargetHost) -> Iterator[Connection]:
+    """The target as root over the ssh plugin."""
+    yield from _connection(target.name, target.root_vars)
+
+
+@pytest.fixture(scope="module")
+def user(target: TargetHost) -> Iterator[Connection]:
+    """The target as the non-root sudo user over the ssh plugin (become needs its password)."""
+    yield from _connection(f"{target.name}-user", target.user_vars)
+
+
+@pytest.fixture(scope="module", params=["ssh", "paramiko"])
+def any_ssh(request: pytest.FixtureRequest, target: TargetHost) -> Iterator[Connection]:
+    """The non-root user over each ssh-based plugin."""
+    variables = {**target.user_vars, "ansible_connection": request.param}
+    if request.param == "paramiko":  # the lab pins host keys through ssh options, which paramiko does not read
+        variables["ansible_host_key_checking"] = False
+    yield from _connection(f"{target.name}-{request.param}", variables)
+
+
+@pytest.fixture(scope="module")
+def local() -> Iterator[Connection]:
+    yield from _connection("localhost", {"ansible_connection": "local"})
+
+
+def _marker() -> str:
+    return f"mh-marker-{uuid.uuid4().hex[:12]}"
+
+
+def _pattern(marker: str) -> str:
+    """A pgrep pattern for the marker that does not match the command line of the pgrep call itself."""
+    return f"mh-marker-[{marker[10]}]{marker[11:]}"
+
+
+def test_run__rc_stdout_stderr_separate_without_cr(any_ssh: Connection) -> None:
+    result = any_ssh.run("echo out; echo err >&2; exit 3", raise_on_error=False)
+    assert (result.rc, result.stdout, result.stderr) == (3, "out\n", "err\n")
+
+
+def test_run__stdin_is_empty_without_input(any_ssh: Connection) -> None:
+    assert any_ssh.run("cat", timeout=20).stdout == ""
+
+
+def test_run__input(any_ssh: Connection) -> None:
+    text = "line 1\nline 'two' $HOME\n" * 1000
+    assert any_ssh.run("cat", input=text).stdout == text
+
+
+def test_run__env_and_cwd(any_ssh: Connection) -> None:
+    result = any_ssh.run('pwd; printf "%s\\n" "$MH_A" "$MH_B"', env={"MH_A": "a b", "MH_B": "$(id)'"}, cwd="/tmp")
+    assert result.stdout_lines == ["/tmp", "a b", "$(id)'"]
+
+
+def test_run__raise_on_error(any_ssh: Connection) -> None:
+    with pytest.raises(ProcessError) as info:
+        any_ssh.run("echo nope >&2; exit 7")
+    assert info.value.rc == 7
+    assert info.value.stderr == "nope\n"
+    assert any_ssh.run("exit 7", raise_on_error=False).rc == 7
+
+
+@pytest.mark.parametrize("become", [False, True], ids=["plain", "become"])
+def test_run__timeout_kills_remote_process(any_ssh: Connection, become: bool) -> None:
+    marker = _marker()
+    started = time.monotonic()
+    with pytest.raises(ProcessTimeoutError) as info:
+        any_ssh.run(f"sh -c 'sleep 120; echo {marker}'", timeout=2, become=become)
+    elapsed = time.monotonic() - started
+    assert 2 <= elapsed < 2 + 5, elapsed
+    assert info.value.timeout == 2
+    left = any_ssh.run(f"pgrep -af '{_pattern(marker)}'", raise_on_error=False)
+    assert left.rc == 1, left.stdout
+    assert any_ssh.run("echo still usable").stdout == "still usable\n"
+
+
+def test_put_get__binary_roundtrip(any_ssh: Connection, tmp_path: Path) -> None:
+    data = bytes(range(256)) * 64 + os.urandom(100_000)
+    src = tmp_path / "src.bin"
+    src.write_bytes(data)
+    remote = f"/tmp/{_marker()}.bin"
+    try:
+        any_ssh.put(src, remote)
+        assert any_ssh.run(f"wc -c < {remote}").stdout.strip() == str(len(data))
+        any_ssh.get(remote, tmp_path / "back.bin")
+        assert (tmp_path / "back.bin").read_bytes() == data
+    finally:
+        any_ssh.run(f"rm -f {remote}", raise_on_error=False)
+
+
+def test_become__root_from_user_with_password(any_ssh: Connection, target: TargetHost) -> None:
+    assert any_ssh.run("id -un").stdout == f"{target.user}\n"
+    result = any_ssh.run("id -un; echo err >&2", become=True)
+    assert (result.stdout, result.stderr) == ("root\n", "err\n")
+    assert any_ssh.run("cat", input="via sudo\n", become=True).stdout == "via sudo\n"
+    assert any_ssh.run("id -un", become_user="nobody").stdout == "nobody\n"
+
+
+def test_become__host_default_applies_unless_forced_off(target: TargetHost) -> None:
+    for conn in _connection("become-default", {**target.user_vars, "ansible_become": True}):
+        assert conn.run("id -un").stdout == "root\n"
+        assert conn.run("id -un", become=False).stdout == f"{target.user}\n"
+
+
+def test_become__wrong_password_fails_fast_and_masked(target: TargetHost) -> None:
+    wrong = "Wr0ng-become-pw-77"
+    for conn in _connection("wrong-become", {**target.user_vars, "ansible_become_password": wrong}):
+        started = time.monotonic()
+        with pytest.raises(ProcessError) as info:
+            conn.run("id -un", become=True, timeout=30)
+        assert time.monotonic() - started < 10
+        assert wrong not in str(info.value)
+        assert "password" in str(info.value).lower()
+
+
+def test_secrets_never_in_process_error(user: Connection, target: TargetHost) -> None:
+    with pytest.raises(ProcessError) as info:
+        user.run(f"echo {target.user_password}; echo {target.user_password} >&2; exit 1")
+    text = str(info.value)
+    assert target.user_password not in text
+    assert target.user_password not in info.value.command
+    assert "********" in text
+
+
+@pytest.mark.parametrize("plugin", ["ssh", "paramiko"])
+def test_connect__wrong_ssh_password_is_unreachable(target: TargetHost, plugin: str) -> None:
+    wrong = "Wr0ng-ssh-pw-1234"
+    variables = {key: value for key, value in target.user_vars.items() if key != "ansible_ssh_private_key_file"} | {
+        "ansible_connection": plugin,
+        "ansible_password": wrong,
+        "ansible_ssh_extra_args": "-o PubkeyAuthentication=no -o IdentitiesOnly=yes",
+        "ansible_paramiko_look_for_keys": False,
+        "ansible_host_key_checking": False,
+    }
+    # A ControlPath shared through the inventory (the lab sets one) would reuse the user's open master.
+    variables["ansible_ssh_common_args"] = re.sub(r"-o ControlPath=\S+", "", variables["ansible_ssh_common_args"])
+    started = time.monotonic()
+    for conn in _connection("wrong-ssh-pw", variables):
+        with pytest.raises(HostUnreachableError) as info:
+            conn.run("true")
+        assert wrong not in str(info.value)
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize("plugin", ["ssh", "paramiko"])
+def test_connect__closed_port_is_unreachable(unused_port: int, plugin: str) -> None:
+    variables = {
+        "ansible_connection": plugin,
+        "ansible_host": "127.0.0.1",
+        "ansible_port": unused_port,
+        "ansible_user": "root",
+        "ansible_host_key_checking": False,
+    }
+    started = time.monotonic()
+    for conn in _connection("nowhere", variables):
+        with pytest.raises(HostUnreachableError) as info:
+            conn.run("true")
+        assert "nowhere" in str(info.value)
+    assert time.monotonic() - started < 10
+
+
+def test_local__run_input_timeout(local: Connection) -> None:
+    result = local.run("echo out; echo err >&2; cat", input=b"in\n", raise_on_error=False)
+    assert (result.rc, result.stdout, result.stderr) == (0, "out\nin\n", "err\n")
+    with pytest.raises(ProcessTimeoutError):
+        local.run("sleep 30", timeout=1)
+
+
+def _master_pid(socket_path: str) -> int | None:
+    check = subprocess.run(
+        ["ssh", "-o", f"ControlPath={socket_path}", "-O", "check", "unused"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    match = re.search(r"pid=(\d+)", check.stderr)
+    return int(match.group(1)) if match else None
+
+
+def test_close__leaves_no_control_master(target: TargetHost) -> None:
+    transport = AnsibleTransport("cp-check", target.root_vars)
+    transport.exec("true")
+    socket_path = transport.control_socket()
+    assert socket_path is not None
+    assert not socket_path.startswith(os.path.expanduser("~/.ansible/cp"))
+    pid = _master_pid(socket_path)
+    assert pid is not None, "a ControlMaster should serve the session"
+    private_dir = transport.control_path_dir
+    transport.close()
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{pid}").exists()
+    assert not os.path.exists(socket_path)
+    assert private_dir is None or not os.path.exists(private_dir)
+
+
+def test_latency__median_of_100_true(any_ssh: Connection, record_property: Any) -> None:
+    any_ssh.run("true")
+    times = []
+    for _ in range(100):
+        started = time.perf_counter()
+        any_ssh.run("true")
+        times.append(time.perf_counter() - started)
+    median_ms = statistics.median(times) * 1000
+    record_property("median_ms", median_ms)
+    print(f"\n{any_ssh.host}: median run('true') over 100 calls: {median_ms:.1f} ms")
+    assert median_ms < 250
+
+
+def test_ansible_leaves_pytest_alone(target: TargetHost, capfd: pytest.CaptureFixture[str], caplog: Any) -> None:
+    """No Display output (paramiko's deprecation goes to our log), fds 0-2 and signal handlers untouched."""
+    inheritable = [os.get_inheritable(fd) for fd in (0, 1, 2)]
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD)}
+    variables = {**target.root_vars, "ansible_connection": "paramiko", "ansible_host_key_checking": False}
+    with caplog.at_level(logging.DEBUG, logger="pytest_mh_ansible.conn"):
+        for conn in _connection("quiet", variables):
+            conn.run("true")
+    for conn in _connection("quiet-ssh", target.root_vars):
+        conn.run("true")
+    out, err = capfd.readouterr()
+    assert "WARNING" not in out + err
+    assert "paramiko connection plugin is deprecated" in caplog.text
+    assert [os.get_inheritable(fd) for fd in (0, 1, 2)] == inheritable
+    assert {sig: signal.getsignal(sig) for sig in handlers} == handlers
