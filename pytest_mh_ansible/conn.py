@@ -14,7 +14,7 @@ from typing import Any, Protocol, final
 from ._private.secrets import secrets
 from .errors import ProcessError
 
-__all__ = ["Connection", "ProcessResult", "Transport"]
+__all__ = ["Connection", "ProcessResult", "Transport", "build_command"]
 
 logger = logging.getLogger("pytest_mh_ansible.conn")
 

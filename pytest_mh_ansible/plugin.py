@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from . import hookspecs
+from ._private.secrets import secrets
 from ._private.session import MultihostSession, SessionOptions
 from .errors import InventoryError, LabError, MultihostError, TopologyMarkError
 from .marks import TopologyMark, expand_topology_marks
@@ -419,6 +420,24 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
             next_mark = nextitem.stash.get(MARK_KEY, None) if nextitem is not None else None
             if next_mark is None or next_mark.name != mh_session.active.mark.name:
                 mh_session.leave()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    report = yield
+    if _session(item.config) is not None:
+        _mask_report(report)
+    return report
+
+
+def _mask_report(report: pytest.TestReport) -> None:
+    """Replace every known secret (vault values, passwords) in a test report: failure text and captured output."""
+    if report.longrepr is not None:
+        text = str(report.longrepr)
+        masked = secrets.mask(text)
+        if masked != text:
+            report.longrepr = masked
+    report.sections = [(title, secrets.mask(content)) for title, content in report.sections]
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -187,6 +187,8 @@ class MultihostSession:
         host = self._hosts[name]
         try:
             host.conn.connect()
+            # Connection plugins connect lazily; one command proves the host is reachable.
+            host.conn.run("true", raise_on_error=False)
             host.pytest_setup()
         except HostUnreachableError as err:
             self._host_state[name] = err

@@ -64,8 +64,10 @@ def _quiet_ansible(host: str) -> Iterator[None]:
         try:
             yield
         finally:
-            for warning in [*ctx.get_deprecation_warnings(), *ctx.get_warnings()]:
-                logger.debug("%s: ansible: %s", host, secrets.mask(format_message(warning, False)))
+            for deprecation in ctx.get_deprecation_warnings():
+                logger.debug("%s: ansible: %s", host, secrets.mask(format_message(deprecation, False)))
+            for warning in ctx.get_warnings():
+                logger.warning("%s: ansible: %s", host, secrets.mask(format_message(warning, False)))
 
 
 class AnsibleTransport:
@@ -334,7 +336,9 @@ class AnsibleTransport:
         worker.start()
         worker.join(timeout + KILL_AFTER + _SAFETY_MARGIN)
         if worker.is_alive():
-            logger.debug("%s: no answer %.1f s after the timeout; dropping the connection", self.host, KILL_AFTER)
+            logger.debug(
+                "%s: no end %.0f s after the timeout; dropping the connection", self.host, KILL_AFTER + _SAFETY_MARGIN
+            )
             self.close()  # ends the ssh session (ControlMaster exit) or the paramiko transport
             worker.join(_SAFETY_MARGIN)
             raise ProcessTimeoutError(self.host, secrets.mask(command), timeout)
@@ -381,12 +385,14 @@ class AnsibleTransport:
                 if conn.allow_executable:
                     payload = f"{executable} -c {shlex.quote(payload)}"
                 if _is_paramiko(conn):
-                    rc, out, err = _paramiko_exec(conn, payload, in_data, plugin)
+                    rc, stdout, stderr = _paramiko_exec(conn, payload, in_data, plugin)
                 else:
-                    rc, out, err = conn.exec_command(payload, in_data=in_data or None, sudoable=plugin is not None)
-                if plugin is not None:
-                    out = _BECOME_SUCCESS_RE.sub(b"", out, count=1)
-                return int(rc if rc is not None else 0), bytes(out), bytes(err)
+                    rc, stdout, stderr = conn.exec_command(
+                        payload, in_data=in_data or None, sudoable=plugin is not None
+                    )
+                if plugin is not None:  # as ActionBase does; the ssh plugin has already dropped the line
+                    stdout = _BECOME_SUCCESS_RE.sub(b"", stdout, count=1)
+                return int(rc if rc is not None else 0), bytes(stdout), bytes(stderr)
             except Exception as err:
                 _reap_abandoned(err)
                 raise self._translate(err, command) from err

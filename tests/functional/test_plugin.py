@@ -454,3 +454,41 @@ def test_plugin__loads_from_the_entry_point_in_a_subprocess(project: pytest.Pyte
     )
     result = project.runpytest_subprocess("-i", "hosts.ini", "-p", "xdist", "-n", "2")
     result.assert_outcomes(passed=1)
+
+
+def test_plugin__unreachable_host_errors_its_tests_and_others_run(pytester: pytest.Pytester) -> None:
+    # Port 9 on loopback has no listener: the ssh connection is refused at once.
+    pytester.makefile(
+        ".ini",
+        hosts=textwrap.dedent("""\
+            [client]
+            client1 ansible_connection=local ansible_python_interpreter=/usr/bin/python3
+
+            [server]
+            server1 ansible_host=127.0.0.1 ansible_port=9 ansible_user=root ansible_password=Sup3rS3cret!
+
+            [all:vars]
+            mh_domain=app
+        """),
+    )
+    pytester.makepyfile(
+        test_unreach=PAIR
+        + textwrap.dedent("""
+        ONE = TopologyMark("one", Topology(TopologyDomain("app", client=1)), fixtures=dict(client="app.client[0]"))
+
+        @pytest.mark.topology([PAIR, ONE])
+        def test_a(client):
+            pass
+
+        @pytest.mark.topology(PAIR)
+        def test_b(server):
+            pass
+    """)
+    )
+    result = pytester.runpytest_subprocess("-i", "hosts.ini", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines(["*host 'server1' is unreachable: *"])
+    assert "Sup3rS3cret!" not in result.stdout.str() + result.stderr.str()
+    result = pytester.runpytest_subprocess("-i", "hosts.ini", "-p", "no:cacheprovider", "--mh-unreachable=skip", "-rs")
+    result.assert_outcomes(passed=1, skipped=2)
+    result.stdout.fnmatch_lines(["*SKIPPED*host 'server1' is unreachable*"])

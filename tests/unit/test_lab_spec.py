@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_mh_ansible._private.lab import system
 from pytest_mh_ansible._private.lab.naming import IFNAMSIZ, LabNames, lab_tag
 from pytest_mh_ansible._private.lab.spec import LabHostSpec, LabSpec, LabUserSpec, parse_host_option
 from pytest_mh_ansible._private.lab.subnet import bridge_address, choose_subnet, host_address
@@ -169,3 +170,22 @@ def test_subnet__addresses_of_bridge_and_hosts() -> None:
     assert str(bridge_address(net)) == "10.213.5.1"
     assert str(host_address(net, 0)) == "10.213.5.11"
     assert str(host_address(net, 2)) == "10.213.5.13"
+
+
+def test_machine_check__refuses_non_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(system.os, "geteuid", lambda: 1000)
+    with pytest.raises(LabError, match="the lab needs root"):
+        system.check_machine()
+
+
+def test_machine_check__names_the_package_of_a_missing_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(system.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(system.shutil, "which", lambda tool: None if tool == "/usr/sbin/sshd" else tool)
+    with pytest.raises(LabError, match=r"package 'openssh-server' \(apt-get install openssh-server\)"):
+        system.check_machine()
+
+
+def test_systemd_check__names_the_systemd_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(system, "SYSTEMD", str(tmp_path / "no-systemd"))
+    with pytest.raises(LabError, match=r"install the Debian package 'systemd'"):
+        system.check_systemd()

@@ -202,11 +202,15 @@ class Lab:
             if state.spec == self.spec.to_dict() and self.is_up:
                 return self
             self.down()
+        created = not self._directory.exists()
         try:
             self._up()
         except BaseException:
             with suppress(LabError):
                 self.down()
+            if created and self._state() is None:
+                # failed before anything outside the directory existed: leave no trace either
+                shutil.rmtree(self._directory, ignore_errors=True)
             raise
         return self
 

@@ -50,7 +50,7 @@ def choose_subnet(requested: str | None, taken: Iterable[IPv4Network], *, lab: s
     taken = list(taken)
     if requested is not None:
         net = IPv4Network(requested)
-        clash = [t for t in taken if t.overlaps(net)]
+        clash = sorted({t for t in taken if t.overlaps(net)})
         if clash:
             raise LabError(
                 f"lab {lab!r}: subnet {requested!r} is taken on this machine (overlaps {', '.join(map(str, clash))}); "

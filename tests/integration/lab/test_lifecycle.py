@@ -12,6 +12,7 @@ import pytest
 
 from pytest_mh_ansible._private.cli import main
 from pytest_mh_ansible._private.lab.process import ProcessId
+from pytest_mh_ansible.errors import LabError
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
 
 pytestmark = pytest.mark.integration
@@ -51,7 +52,12 @@ def _cgroup_roots() -> dict[str, set[str]]:
         left, _, right = line.partition(" - ")
         if right.split(" ", 1)[0] in ("cgroup", "cgroup2"):
             point = Path(left.split()[4])
-            roots[str(point)] = {p.name for p in point.iterdir() if p.is_dir()}
+            # other sessions' labs may come and go meanwhile: only this test's lab and foreign names count
+            roots[str(point)] = {
+                p.name
+                for p in point.iterdir()
+                if p.is_dir() and (not p.name.startswith("pytest-mh-ansible.") or p.name.endswith(".mhlabd"))
+            }
     return roots
 
 
@@ -121,6 +127,15 @@ def test_cli__up_status_inventory_down(lab_root: Path, capsys: pytest.CaptureFix
         assert main(["lab", "down", "--dir", str(directory)]) == 0
     assert _leftovers(directory, state) == []
     assert main(["lab", "status", "--dir", str(directory)]) == 1
+
+
+def test_lab__refuses_a_subnet_in_use(lab: Lab, lab_root: Path) -> None:
+    taken = lab.status()[0].address.rsplit(".", 1)[0] + ".0/24"
+    clash = Lab(LabSpec(name="mhlabs", hosts=(LabHostSpec("h1"),), subnet=taken), lab_root / "mhlabs")
+    with pytest.raises(LabError, match=rf"subnet '{taken}' is taken on this machine"):
+        clash.up()
+    assert not clash.directory.exists()
+    assert lab.is_up
 
 
 def test_cli__entry_point_runs_as_module() -> None:

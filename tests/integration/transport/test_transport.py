@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mh_ansible._private.transport import AnsibleTransport
+from pytest_mh_ansible._private.transport import KILL_AFTER, AnsibleTransport
 from pytest_mh_ansible.conn import Connection
 from pytest_mh_ansible.errors import HostUnreachableError, ProcessError, ProcessTimeoutError
 
@@ -107,6 +107,19 @@ def test_run__timeout_kills_remote_process(any_ssh: Connection, become: bool) ->
     left = any_ssh.run(f"pgrep -af '{_pattern(marker)}'", raise_on_error=False)
     assert left.rc == 1, left.stdout
     assert any_ssh.run("echo still usable").stdout == "still usable\n"
+
+
+def test_run__timeout_safety_net_when_output_stays_open(any_ssh: Connection) -> None:
+    """A process that escapes ``timeout`` (new session) and holds stdout: the connection is dropped instead."""
+    marker = _marker()
+    started = time.monotonic()
+    try:
+        with pytest.raises(ProcessTimeoutError):
+            any_ssh.run(f"setsid sh -c 'sleep 60; : {marker}' & sleep 60", timeout=1)
+        assert time.monotonic() - started < 1 + KILL_AFTER + 5 + 5
+        assert any_ssh.run("echo reconnected").stdout == "reconnected\n"
+    finally:
+        any_ssh.run(f"pkill -f '{_pattern(marker)}'", raise_on_error=False)
 
 
 def test_put_get__binary_roundtrip(any_ssh: Connection, tmp_path: Path) -> None:
