@@ -368,20 +368,29 @@ class AnsibleTransport:
             try:
                 shell = conn._shell
                 executable = str(self._vars.get("ansible_shell_executable") or _default_executable())
-                payload = f"{executable} -c {shlex.quote(command)}"
-                if timeout is not None:
-                    payload = f"timeout -k {KILL_AFTER} {_seconds(timeout)} {payload}"
+                payload = command
                 in_data = input
                 if input is None:
-                    payload += " </dev/null"
+                    payload = f"exec </dev/null\n{payload}"
                 elif not conn.has_pipelining and not _is_paramiko(conn):  # exec_command takes no stdin data
                     staged = self._stage_input(conn, input)
-                    payload += f" <{shlex.quote(staged)}"
+                    payload = f"exec <{shlex.quote(staged)}\n{payload}"
                     in_data = None
+                if timeout is not None:
+                    payload = f"timeout -k {KILL_AFTER} {_seconds(timeout)} {executable} -c {shlex.quote(payload)}"
                 plugin = self._become_for(become, become_user)
                 conn.set_become_plugin(plugin)
                 if plugin is not None:
                     payload = plugin.build_become_command(payload, shell)
+                rc_marker = None
+                if _is_ssh(conn):
+                    # The ssh plugin takes exit code 255 for an ssh failure; the command's own 255 comes
+                    # back as 254 plus a one-off marker line on stderr, and is restored below.
+                    rc_marker = f"mh-exit-255-{uuid.uuid4().hex}".encode()
+                    payload = (
+                        f"( {payload}\n)\nrc=$?\n"
+                        f'if [ "$rc" -eq 255 ]; then echo {rc_marker.decode()} >&2; exit 254; fi\nexit "$rc"'
+                    )
                 if conn.allow_executable:
                     payload = f"{executable} -c {shlex.quote(payload)}"
                 if _is_paramiko(conn):
@@ -392,6 +401,8 @@ class AnsibleTransport:
                     )
                 if plugin is not None:  # as ActionBase does; the ssh plugin has already dropped the line
                     stdout = _BECOME_SUCCESS_RE.sub(b"", stdout, count=1)
+                if rc_marker is not None and rc == 254 and stderr.endswith(rc_marker + b"\n"):
+                    rc, stderr = 255, stderr[: -len(rc_marker) - 1]
                 return int(rc if rc is not None else 0), bytes(stdout), bytes(stderr)
             except Exception as err:
                 _reap_abandoned(err)
@@ -492,6 +503,10 @@ def _seconds(timeout: float) -> str:
     if timeout <= 0:
         return "0.001"
     return str(int(timeout)) if timeout == math.floor(timeout) else f"{timeout:.3f}"
+
+
+def _is_ssh(conn: Any) -> bool:
+    return str(conn._load_name).rpartition(".")[2] == "ssh"
 
 
 def _is_paramiko(conn: Any) -> bool:

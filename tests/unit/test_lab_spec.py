@@ -173,14 +173,14 @@ def test_subnet__addresses_of_bridge_and_hosts() -> None:
 
 
 def test_machine_check__refuses_non_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(system.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
     with pytest.raises(LabError, match="the lab needs root"):
         system.check_machine()
 
 
 def test_machine_check__names_the_package_of_a_missing_tool(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(system.os, "geteuid", lambda: 0)
-    monkeypatch.setattr(system.shutil, "which", lambda tool: None if tool == "/usr/sbin/sshd" else tool)
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    monkeypatch.setattr("shutil.which", lambda tool: None if tool == "/usr/sbin/sshd" else tool)
     with pytest.raises(LabError, match=r"package 'openssh-server' \(apt-get install openssh-server\)"):
         system.check_machine()
 

@@ -197,22 +197,35 @@ class Lab:
         check_machine()
         if any(self.spec.init_of(h) == "systemd" for h in self.spec.hosts):
             check_systemd()
-        state = self._state()
-        if state is not None:
-            if state.spec == self.spec.to_dict() and self.is_up:
-                return self
-            self.down()
-        created = not self._directory.exists()
-        try:
-            self._up()
-        except BaseException:
-            with suppress(LabError):
-                self.down()
-            if created and self._state() is None:
-                # failed before anything outside the directory existed: leave no trace either
-                shutil.rmtree(self._directory, ignore_errors=True)
-            raise
+        with self._lock():
+            state = self._state()
+            if state is not None:
+                if state.spec == self.spec.to_dict() and self.is_up:
+                    return self
+                self._down()
+            created = not self._directory.exists()
+            try:
+                self._up()
+            except BaseException:
+                with suppress(LabError):
+                    self._down()
+                if created and self._state() is None:
+                    # failed before anything outside the directory existed: leave no trace either
+                    shutil.rmtree(self._directory, ignore_errors=True)
+                raise
         return self
+
+    @contextmanager
+    def _lock(self) -> Iterator[None]:
+        """Serialise up/down of labs sharing a parent directory (flock on the directory: no lock file left)."""
+        parent = self._directory.parent
+        parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
     def _up(self) -> None:
         spec, names, directory = self.spec, self.names, self._directory
@@ -353,6 +366,10 @@ class Lab:
 
         :raises LabError: Something could not be removed (its cause is a TeardownExceptionGroup naming each).
         """
+        with self._lock():
+            self._down()
+
+    def _down(self) -> None:
         state = self._state()
         errors: list[Exception] = []
         if state is not None:

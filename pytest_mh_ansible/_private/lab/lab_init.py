@@ -134,6 +134,16 @@ def first_boot(cfg: dict[str, Any]) -> None:
         f.write("done\n")
 
 
+def sshd_started(timeout: float = 5.0) -> bool:
+    """The init script's exit code is not reliable (Debian's reports 0 on a bad config): check the pid file."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.path.exists("/run/sshd.pid"):
+            return True
+        time.sleep(0.01)
+    return False
+
+
 def reap_forever() -> None:
     """PID 1's duty: orphans are re-parented here and must be waited for, or they stay zombies."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -158,7 +168,14 @@ def main() -> None:
         # systemd reads this lower-case name: it then skips units meant for real machines only.
         os.environ["container"] = "pytest-mh-ansible"  # noqa: SIM112
         os.execv("/lib/systemd/systemd", ["/lib/systemd/systemd", "--log-target=console"])
-    subprocess.run(["service", "ssh", "start"], check=False, env=ENV)
+    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # privilege separation dir, else sshd refuses
+    checked = subprocess.run(["/usr/sbin/sshd", "-t"], check=False, env=ENV).returncode == 0
+    if checked:
+        subprocess.run(["service", "ssh", "start"], check=False, env=ENV)
+    if not checked or not sshd_started():
+        # Exiting ends the host at once, so 'lab up' reports this instead of waiting for a port.
+        print("lab-init: sshd did not start (see above); stopping this host", flush=True)
+        sys.exit(1)
     print("lab-init: ready", flush=True)
     reap_forever()
 

@@ -11,7 +11,8 @@ import pytest
 
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec, LabUserSpec
 
-LAB_NAME = "mhlabt"
+# One lab per xdist worker: lab names must differ for labs to coexist.
+LAB_NAME = "mhlabt" + os.environ.get("PYTEST_XDIST_WORKER", "").replace("gw", "-")
 USER = "labuser"
 # Small packages that the machine itself does not have: installed from the lab's offline cache.
 PACKAGES = ("tree", "nginx")

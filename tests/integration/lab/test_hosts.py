@@ -68,8 +68,8 @@ def test_names__resolve_between_hosts(lab: Lab, ssh: Ssh) -> None:
 def test_ssh__by_key_through_ssh_config_and_inventory_files(lab: Lab) -> None:
     inventory = yaml.safe_load(lab.inventory_path.read_text())
     hosts = inventory["all"]["hosts"]
-    assert inventory["all"]["vars"]["mh_lab"] == "mhlabt"
-    assert set(inventory["all"]["children"]["lab_mhlabt"]["hosts"]) == {"client1", "server1", "server2"}
+    assert inventory["all"]["vars"]["mh_lab"] == lab.spec.name
+    assert set(inventory["all"]["children"][lab.names.group]["hosts"]) == {"client1", "server1", "server2"}
     assert set(inventory["all"]["children"]["server"]["hosts"]) == {"server1", "server2"}
     assert set(inventory["all"]["children"]["web"]["hosts"]) == {"server1"}
     assert hosts["server1"]["mh_domain"] == "app"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_mh_ansible._private.cli import main
+from pytest_mh_ansible._private.lab import boot
 from pytest_mh_ansible._private.lab.process import ProcessId
 from pytest_mh_ansible.errors import LabError
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
@@ -136,6 +137,21 @@ def test_lab__refuses_a_subnet_in_use(lab: Lab, lab_root: Path) -> None:
         clash.up()
     assert not clash.directory.exists()
     assert lab.is_up
+
+
+def test_lab__host_that_fails_to_boot_is_reported_and_cleaned_up(
+    lab_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(boot, "sshd_config", lambda **_: "NoSuchOption yes\n")
+    broken = Lab(LabSpec(name="mhlabf", hosts=(LabHostSpec("h1"),)), lab_root / "mhlabf")
+    started = time.monotonic()
+    with pytest.raises(LabError, match=r"host 'h1' \(10\.213\.\d+\.11\) did not come up: its PID 1 exited") as info:
+        broken.up()
+    assert time.monotonic() - started < 5
+    assert "NoSuchOption" in str(info.value)  # the console log's tail names the cause
+    assert not broken.directory.exists()
+    assert not Path("/run/netns/pytest-mh-ansible.mhlabf.h1").exists()
+    assert not Path("/sys/class/net", broken.names.bridge).exists()
 
 
 def test_cli__entry_point_runs_as_module() -> None:

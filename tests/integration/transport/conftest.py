@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,6 @@ class TargetHost:
     user_vars: dict[str, Any]
     user: str
     user_password: str
-    unused_port_vars: dict[str, Any] = field(default_factory=dict)
 
 
 def _free_port() -> int:
@@ -46,6 +45,18 @@ def _wait_port(port: int, deadline: float) -> None:
             return
         time.sleep(0.05)
     raise RuntimeError(f"sshd on 127.0.0.1:{port} did not start")
+
+
+def _remove_user(name: str) -> None:
+    """userdel, retried while the user's last sshd session process is still exiting."""
+    deadline = time.monotonic() + 15
+    while True:
+        removed = subprocess.run(["userdel", "-r", name], check=False, capture_output=True, text=True)
+        if removed.returncode in (0, 6, 12):  # 6: no such user; 12: home directory not removed entirely
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"userdel {name}: {removed.stderr.strip()}")
+        time.sleep(0.2)
 
 
 @contextlib.contextmanager
@@ -104,8 +115,7 @@ def loopback_sshd() -> Iterator[TargetHost]:
                 os.kill(pid, signal.SIGTERM)
         sudoers.unlink(missing_ok=True)
         if created_user:
-            subprocess.run(["pkill", "-KILL", "-u", LAB_USER], check=False, capture_output=True)
-            subprocess.run(["userdel", "-r", LAB_USER], check=False, capture_output=True)
+            _remove_user(LAB_USER)
         shutil.rmtree(base, ignore_errors=True)
 
 

@@ -87,6 +87,14 @@ def test_run__env_and_cwd(any_ssh: Connection) -> None:
     assert result.stdout_lines == ["/tmp", "a b", "$(id)'"]
 
 
+@pytest.mark.parametrize("become", [False, True], ids=["plain", "become"])
+def test_run__exit_255_is_the_commands_code(any_ssh: Connection, become: bool) -> None:
+    # The ssh plugin alone would call this a connection failure.
+    result = any_ssh.run("echo out; echo err >&2; exit 255", raise_on_error=False, become=become)
+    assert (result.rc, result.stdout, result.stderr) == (255, "out\n", "err\n")
+    assert any_ssh.run("exit 254", raise_on_error=False).rc == 254
+
+
 def test_run__raise_on_error(any_ssh: Connection) -> None:
     with pytest.raises(ProcessError) as info:
         any_ssh.run("echo nope >&2; exit 7")
@@ -119,7 +127,9 @@ def test_run__timeout_safety_net_when_output_stays_open(any_ssh: Connection) -> 
         assert time.monotonic() - started < 1 + KILL_AFTER + 5 + 5
         assert any_ssh.run("echo reconnected").stdout == "reconnected\n"
     finally:
-        any_ssh.run(f"pkill -f '{_pattern(marker)}'", raise_on_error=False)
+        pids = any_ssh.run(f"pgrep -f '{_pattern(marker)}'", raise_on_error=False).stdout.split()
+        if pids:
+            any_ssh.run(f"kill {' '.join(pids)}", raise_on_error=False)
 
 
 def test_put_get__binary_roundtrip(any_ssh: Connection, tmp_path: Path) -> None:
@@ -142,6 +152,12 @@ def test_become__root_from_user_with_password(any_ssh: Connection, target: Targe
     assert (result.stdout, result.stderr) == ("root\n", "err\n")
     assert any_ssh.run("cat", input="via sudo\n", become=True).stdout == "via sudo\n"
     assert any_ssh.run("id -un", become_user="nobody").stdout == "nobody\n"
+
+
+def test_become__as_root_skips_sudo(root: Connection) -> None:
+    # As ActionBase: become from root to root runs the command as it is (no sudo on the target needed).
+    assert root.run("id -un", become=True).stdout == "root\n"
+    assert root.run("id -un", become_user="nobody").stdout == "nobody\n"
 
 
 def test_become__host_default_applies_unless_forced_off(target: TargetHost) -> None:

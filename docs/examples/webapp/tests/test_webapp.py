@@ -11,19 +11,19 @@ from webapp.topology import KnownTopology, KnownTopologyGroup
 def test_client_gets_the_default_page(client: Client, server: Server) -> None:
     response = client.get(server.url)
     assert response.status == 200
-    assert response.body == f"hello from {server.host.name} ({server.host.server})"
+    assert response.body == f"hello from {server.host.name} ({server.host.server})\n"
 
 
 @pytest.mark.topology(KnownTopologyGroup.AnyServer)
 def test_changed_page_is_served_and_reverted(client: Client, server: Server) -> None:
     server.write_page("changed by a test\n")
-    assert client.get(server.url).body == "changed by a test"
+    assert client.get(server.url).body == "changed by a test\n"
 
 
 @pytest.mark.topology(KnownTopologyGroup.AnyServer)
 def test_page_is_back_after_the_previous_test(client: Client, server: Server) -> None:
     # Runs after the test above on the same hosts: its change must be gone.
-    assert client.get(server.url).body == f"hello from {server.host.name} ({server.host.server})"
+    assert client.get(server.url).body == f"hello from {server.host.name} ({server.host.server})\n"
 
 
 @pytest.mark.topology(KnownTopologyGroup.AnyServer)
@@ -58,4 +58,4 @@ def test_playbook_from_a_role(client: Client, server: Server) -> None:
     assert result.ok
     assert [task.task for task in result.changed_tasks] == ["Write the page"]
     assert result.stats[server.host.name].changed == 1
-    assert client.get(server.url).body == "deployed by a playbook"
+    assert client.get(server.url).body == "deployed by a playbook\n"

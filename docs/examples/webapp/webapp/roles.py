@@ -29,8 +29,9 @@ class Server(MultihostRole[ServerHost]):
 
     def __init__(self, mh: MultihostFixture, role: str, host: ServerHost) -> None:
         super().__init__(mh, role, host)
-        self.files = Files(host)
+        # Utilities are torn down in reverse order: files are restored before services restart.
         self.services = Services(host)
+        self.files = Files(host)
         self.firewall = Firewall(host)
 
     @property

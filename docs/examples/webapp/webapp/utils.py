@@ -24,7 +24,17 @@ class Files(MultihostUtility[MultihostHost]):
 
     def write(self, path: str, contents: str) -> None:
         self._save(path)
-        self.host.conn.run(f"cat > {shlex.quote(path)}", input=contents)
+        self._put(path, contents)
+
+    def _put(self, path: str, contents: str) -> None:
+        # Replace the file (new inode, same mode and owner): servers that cache file metadata see the change.
+        quoted = shlex.quote(path)
+        self.host.conn.run(
+            f'tmp=$(mktemp {quoted}.XXXXXX) && cat > "$tmp" && '
+            f'{{ chmod --reference={quoted} "$tmp" && chown --reference={quoted} "$tmp" || chmod 0644 "$tmp"; }} '
+            f'2>/dev/null; mv -f "$tmp" {quoted}',
+            input=contents,
+        )
 
     def backup(self, path: str) -> None:
         """Remember ``path`` so that changes made by other means (playbooks) are undone too."""
@@ -35,7 +45,7 @@ class Files(MultihostUtility[MultihostHost]):
             if contents is None:
                 self.host.conn.run(f"rm -f {shlex.quote(path)}")
             else:
-                self.host.conn.run(f"cat > {shlex.quote(path)}", input=contents)
+                self._put(path, contents)
         self._saved.clear()
 
 
