@@ -11,6 +11,7 @@ from typing import Any
 
 from pytest_mh_ansible._private.lab.lab import Lab, LabHost, labs_root
 from pytest_mh_ansible._private.lab.spec import INIT_SYSTEMS, LabSpec, LabUserSpec
+from pytest_mh_ansible._private.lab.state import STATE_FILE
 from pytest_mh_ansible.errors import LabError, MultihostError
 
 __all__ = ["main"]
@@ -72,6 +73,16 @@ def _spec(args: argparse.Namespace) -> LabSpec:
     return LabSpec.from_dict(base, source=data.source if data else None)
 
 
+def _lab_to_bring_up(args: argparse.Namespace) -> Lab:
+    """``lab up --name X`` alone re-ups the recorded lab X as it was; any spec option gives a new spec."""
+    spec_options = (args.spec, args.host, args.subnet, args.init, args.package, args.user, args.password)
+    directory = args.dir or labs_root() / (args.name or "lab")
+    if not any(spec_options) and (directory / STATE_FILE).exists():
+        return Lab.from_directory(directory)
+    spec = _spec(args)
+    return Lab(spec, args.dir or labs_root() / spec.name)
+
+
 def _lab(args: argparse.Namespace) -> Lab:
     """The lab named by --dir or --name (its recorded spec), for down/status/inventory."""
     directory = args.dir or labs_root() / (args.name or "lab")
@@ -98,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.action == "up":
-            lab = Lab(_spec(args), args.dir)
+            lab = _lab_to_bring_up(args)
             started = time.monotonic()
             lab.up()
             print(_table(lab.status()))

@@ -91,6 +91,9 @@ class Lab:
     def __init__(self, spec: LabSpec, directory: str | Path | None = None) -> None:
         self.spec = spec
         self._directory = Path(directory).absolute() if directory is not None else labs_root() / spec.name
+        if any(c.isspace() for c in str(self._directory)):
+            # the path goes unquoted into ansible_ssh_common_args and ssh_config
+            raise LabError(f"lab {spec.name!r}: directory {str(self._directory)!r} must not contain whitespace")
         self.names = LabNames(spec.name)
 
     def __repr__(self) -> str:

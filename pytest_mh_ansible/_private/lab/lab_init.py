@@ -15,6 +15,7 @@ import os
 import platform
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -134,6 +135,34 @@ def first_boot(cfg: dict[str, Any]) -> None:
         f.write("done\n")
 
 
+def write_runlevel(level: str = "2") -> None:
+    """Record runlevel 2 in /run/utmp, as sysvinit does at boot.
+
+    ``runlevel`` (and so ``invoke-rc.d``) reads it: without it, package installs would never start
+    their services ("could not determine current runlevel"), unlike on an ordinary Debian host.
+    """
+    run_lvl = 1
+    record = struct.pack(
+        "hi32s4s32s256shhiii4i20s",
+        run_lvl,
+        ord(level) | (ord("N") << 8),
+        b"~",
+        b"~~",
+        b"runlevel",
+        b"",
+        0,
+        0,
+        0,
+        int(time.time()),
+        0,
+        *(0, 0, 0, 0),
+        b"",
+    )
+    with open("/run/utmp", "wb") as f:
+        f.write(record)
+    os.chmod("/run/utmp", 0o664)
+
+
 def sshd_started(timeout: float = 5.0) -> bool:
     """The init script's exit code is not reliable (Debian's reports 0 on a bad config): check the pid file."""
     deadline = time.monotonic() + timeout
@@ -168,6 +197,7 @@ def main() -> None:
         # systemd reads this lower-case name: it then skips units meant for real machines only.
         os.environ["container"] = "pytest-mh-ansible"  # noqa: SIM112
         os.execv("/lib/systemd/systemd", ["/lib/systemd/systemd", "--log-target=console"])
+    write_runlevel()
     os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # privilege separation dir, else sshd refuses
     checked = subprocess.run(["/usr/sbin/sshd", "-t"], check=False, env=ENV).returncode == 0
     if checked:

@@ -111,6 +111,10 @@ def test_cli__up_status_inventory_down(lab_root: Path, capsys: pytest.CaptureFix
     try:
         assert main(["lab", "up", "--spec", str(spec_file), "--dir", str(directory), "--host", "web1:web"]) == 0
         assert "is up in" in capsys.readouterr().out
+        pids = [h.pid for h in Lab.from_directory(directory).status()]
+        assert main(["lab", "up", "--dir", str(directory)]) == 0  # alone: the recorded lab, left as it is
+        assert [h.pid for h in Lab.from_directory(directory).status()] == pids
+        capsys.readouterr()
         assert main(["lab", "status", "--dir", str(directory)]) == 0
         table = capsys.readouterr().out
         assert table.splitlines()[0].split() == ["HOST", "ROLES", "ADDRESS", "INIT", "PID", "RUNNING"]

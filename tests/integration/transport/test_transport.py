@@ -119,17 +119,17 @@ def test_run__timeout_kills_remote_process(any_ssh: Connection, become: bool) ->
 
 def test_run__timeout_safety_net_when_output_stays_open(any_ssh: Connection) -> None:
     """A process that escapes ``timeout`` (new session) and holds stdout: the connection is dropped instead."""
-    marker = _marker()
+    digits = f"{uuid.uuid4().int % 10**9:09d}"  # a unique duration marks the escaped process
     started = time.monotonic()
     try:
         with pytest.raises(ProcessTimeoutError):
-            any_ssh.run(f"setsid sh -c 'sleep 60; : {marker}' & sleep 60", timeout=1)
+            any_ssh.run(f"setsid sleep 60.{digits} & sleep 60", timeout=1)
         assert time.monotonic() - started < 1 + KILL_AFTER + 5 + 5
         assert any_ssh.run("echo reconnected").stdout == "reconnected\n"
     finally:
-        pids = any_ssh.run(f"pgrep -f '{_pattern(marker)}'", raise_on_error=False).stdout.split()
-        if pids:
-            any_ssh.run(f"kill {' '.join(pids)}", raise_on_error=False)
+        pids = any_ssh.run(f"pgrep -f 'sleep 6[0].{digits}'", raise_on_error=False).stdout.split()
+        assert pids, "the escaped process should still be there to be cleaned up"
+        any_ssh.run(f"kill {' '.join(pids)}")
 
 
 def test_put_get__binary_roundtrip(any_ssh: Connection, tmp_path: Path) -> None:

@@ -1,0 +1,38 @@
+"""The example suite (docs/examples/webapp) passes on its own lab, brought up and down by --mh-lab."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (network namespaces, mounts, veths)"),
+]
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLE = ROOT / "docs" / "examples" / "webapp"
+
+
+def test_example_suite__passes_on_its_lab_and_leaves_nothing_behind() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--mh-lab=../../../inventory/webapp.yml", "-v", "-p", "no:randomly"],
+        cwd=EXAMPLE,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output
+    assert "14 passed" in output, output
+    # Both server variants ran every test that their topology group covers.
+    assert "test_playbook_from_a_role[nginx] PASSED" in output
+    assert "test_playbook_from_a_role[lighttpd] PASSED" in output
+    # --mh-lab tore its lab down: no network namespace of the lab is left.
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    assert "webapp" not in netns
