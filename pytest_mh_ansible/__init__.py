@@ -5,6 +5,8 @@ The public API; everything else is private and may change.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .controller import TopologyController
 from .errors import (
     HostUnreachableError,
@@ -25,12 +27,32 @@ from .role import MultihostRole
 from .topology import Topology, TopologyDomain
 from .utility import MultihostUtility
 
+if TYPE_CHECKING:
+    from .lab import Lab, LabHost, LabHostSpec, LabSpec, LabUserSpec
+
+# The lab is imported on first use: the plugin stays cheap to load for runs that do not need it.
+_LAZY = {"Lab", "LabHost", "LabHostSpec", "LabSpec", "LabUserSpec"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from . import lab
+
+        return getattr(lab, name)
+    raise AttributeError(f"module 'pytest_mh_ansible' has no attribute {name!r}")
+
+
 __all__ = [
     "HostUnreachableError",
     "InventoryError",
     "KnownTopologyBase",
     "KnownTopologyGroupBase",
+    "Lab",
     "LabError",
+    "LabHost",
+    "LabHostSpec",
+    "LabSpec",
+    "LabUserSpec",
     "MultihostError",
     "MultihostFixture",
     "MultihostHost",

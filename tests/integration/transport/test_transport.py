@@ -59,15 +59,6 @@ def local() -> Iterator[Connection]:
     yield from _connection("localhost", {"ansible_connection": "local"})
 
 
-def _marker() -> str:
-    return f"mh-marker-{uuid.uuid4().hex[:12]}"
-
-
-def _pattern(marker: str) -> str:
-    """A pgrep pattern for the marker that does not match the command line of the pgrep call itself."""
-    return f"mh-marker-[{marker[10]}]{marker[11:]}"
-
-
 def test_run__rc_stdout_stderr_separate_without_cr(any_ssh: Connection) -> None:
     result = any_ssh.run("echo out; echo err >&2; exit 3", raise_on_error=False)
     assert (result.rc, result.stdout, result.stderr) == (3, "out\n", "err\n")
@@ -105,14 +96,14 @@ def test_run__raise_on_error(any_ssh: Connection) -> None:
 
 @pytest.mark.parametrize("become", [False, True], ids=["plain", "become"])
 def test_run__timeout_kills_remote_process(any_ssh: Connection, become: bool) -> None:
-    marker = _marker()
+    digits = f"{uuid.uuid4().int % 10**9:09d}"  # a unique duration marks the processes: sh -c and its sleep
     started = time.monotonic()
     with pytest.raises(ProcessTimeoutError) as info:
-        any_ssh.run(f"sh -c 'sleep 120; echo {marker}'", timeout=2, become=become)
+        any_ssh.run(f"sh -c 'sleep 120.{digits}; echo done'", timeout=2, become=become)
     elapsed = time.monotonic() - started
     assert 2 <= elapsed < 2 + 5, elapsed
     assert info.value.timeout == 2
-    left = any_ssh.run(f"pgrep -af '{_pattern(marker)}'", raise_on_error=False)
+    left = any_ssh.run(f"pgrep -af 'sleep 12[0].{digits}'", raise_on_error=False)
     assert left.rc == 1, left.stdout
     assert any_ssh.run("echo still usable").stdout == "still usable\n"
 
@@ -136,7 +127,7 @@ def test_put_get__binary_roundtrip(any_ssh: Connection, tmp_path: Path) -> None:
     data = bytes(range(256)) * 64 + os.urandom(100_000)
     src = tmp_path / "src.bin"
     src.write_bytes(data)
-    remote = f"/tmp/{_marker()}.bin"
+    remote = f"/tmp/mh-roundtrip-{uuid.uuid4().hex}.bin"
     try:
         any_ssh.put(src, remote)
         assert any_ssh.run(f"wc -c < {remote}").stdout.strip() == str(len(data))
