@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .conn import Connection, ProcessResult
 from .controller import TopologyController
 from .errors import (
     HostUnreachableError,
     InventoryError,
     LabError,
+    ModuleError,
     MultihostError,
     ProcessError,
     ProcessTimeoutError,
+    RollbackError,
     TeardownExceptionGroup,
     TopologyMarkError,
 )
@@ -43,6 +46,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Connection",
     "HostUnreachableError",
     "InventoryError",
     "KnownTopologyBase",
@@ -53,6 +57,7 @@ __all__ = [
     "LabHostSpec",
     "LabSpec",
     "LabUserSpec",
+    "ModuleError",
     "MultihostError",
     "MultihostFixture",
     "MultihostHost",
@@ -61,8 +66,10 @@ __all__ = [
     "PlaybookHostStats",
     "PlaybookResult",
     "ProcessError",
+    "ProcessResult",
     "ProcessTimeoutError",
     "Registry",
+    "RollbackError",
     "TaskResult",
     "TeardownExceptionGroup",
     "Topology",

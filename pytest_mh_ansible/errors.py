@@ -9,9 +9,11 @@ __all__ = [
     "HostUnreachableError",
     "InventoryError",
     "LabError",
+    "ModuleError",
     "MultihostError",
     "ProcessError",
     "ProcessTimeoutError",
+    "RollbackError",
     "TeardownExceptionGroup",
     "TopologyMarkError",
 ]
@@ -105,6 +107,38 @@ class ProcessTimeoutError(ProcessError):
             stderr,
             message=f"{host}: command {command!r} timed out after {timeout:g} s and was killed",
         )
+
+
+class ModuleError(MultihostError):
+    """An Ansible module failed on a host.
+
+    :param host: The inventory hostname.
+    :param module: The module's name as called (FQCN).
+    :param message: Ansible's message (secrets already masked).
+    :param result: The module's whole result (secrets masked).
+    """
+
+    def __init__(self, host: str, module: str, message: str, result: dict[str, Any] | None = None) -> None:
+        super().__init__(f"{host}: module {module} failed: {message}")
+        self.host = host
+        self.module = module
+        self.message = message
+        self.result = result or {}
+
+
+class RollbackError(MultihostError):
+    """One undo step of the rollback journal failed; several are gathered in a TeardownExceptionGroup.
+
+    :param host: The inventory hostname.
+    :param operation: What was being undone (``"ansible.builtin.copy dest=/etc/app.conf"``).
+    :param cause: Why it failed.
+    """
+
+    def __init__(self, host: str, operation: str, cause: str) -> None:
+        super().__init__(f"{host}: could not revert {operation}: {cause}")
+        self.host = host
+        self.operation = operation
+        self.cause = cause
 
 
 class LabError(MultihostError):

@@ -78,6 +78,8 @@ class PlaybookRunner:
         bindir = os.path.dirname(sys.executable)
         env["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
         private = tempfile.mkdtemp(prefix="mh-playbook-")
+        # Own ssh multiplexing sockets: the session's connections never share a master with the playbook.
+        env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = os.path.join(private, "cp")
         log.info("playbook %s on %s (extra vars: %s)", playbook, ", ".join(hosts), secrets.mask_data(extra_vars or {}))
         try:
             runner = ansible_runner.run(

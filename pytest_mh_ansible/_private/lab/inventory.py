@@ -26,15 +26,14 @@ class InventoryHost:
 
 
 def ssh_common_args(known_hosts: Path, control_dir: Path) -> str:
-    """Pin the lab's host keys and keep Ansible's ssh multiplexing sockets per lab.
+    """Pin the lab's host keys.
 
-    Ansible's ``control_path_dir`` defaults to ``~/.ansible/cp`` whatever ``ANSIBLE_HOME`` says, so
-    several labs or sessions on one machine would otherwise share mux sockets.
+    No ``ControlPath`` here: every user of the inventory (pytest-mh-ansible's transport, a playbook
+    run, ``ansible`` by hand) keeps its own multiplexing sockets, so that one closing its master
+    never cuts another's session. ``control_dir`` serves ``ssh -F ssh_config`` only.
     """
-    return (
-        f"-o UserKnownHostsFile={known_hosts} -o StrictHostKeyChecking=yes -o GlobalKnownHostsFile=/dev/null "
-        f"-o ControlPath={control_dir}/%C"
-    )
+    del control_dir
+    return f"-o UserKnownHostsFile={known_hosts} -o StrictHostKeyChecking=yes -o GlobalKnownHostsFile=/dev/null"
 
 
 def render_inventory(

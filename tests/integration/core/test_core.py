@@ -82,9 +82,7 @@ def _write_inventory(kind: str, base: Path, hosts: dict[str, dict[str, Any]]) ->
     else:  # a directory: two files, with group_vars/ and host_vars/ inside
         vars_dir = base / "inventory"
         vars_dir.mkdir()
-        (vars_dir / "10-client.yml").write_text(
-            yaml.safe_dump({"client": {"hosts": {"client1": hosts["client1"]}}})
-        )
+        (vars_dir / "10-client.yml").write_text(yaml.safe_dump({"client": {"hosts": {"client1": hosts["client1"]}}}))
         (vars_dir / "20-server.yml").write_text(
             yaml.safe_dump({"server": {"hosts": {"server1": hosts["server1"], "server2": hosts["server2"]}}})
         )
@@ -225,7 +223,16 @@ XDIST_TEST = PAIR + textwrap.dedent("""
 def test_core__xdist_workers_never_use_one_host_at_once(pytester: pytest.Pytester, core_lab: Lab) -> None:
     pytester.makepyfile(test_x=XDIST_TEST)
     result = run(
-        pytester, "-i", str(core_lab.inventory_path), "-o", "mh_default_domain=app", "-p", "xdist", "-n", "2",
-        "-p", "no:benchmark",
+        pytester,
+        "-i",
+        str(core_lab.inventory_path),
+        "-o",
+        "mh_default_domain=app",
+        "-p",
+        "xdist",
+        "-n",
+        "2",
+        "-p",
+        "no:benchmark",
     )
     result.assert_outcomes(passed=6)
