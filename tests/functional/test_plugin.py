@@ -492,3 +492,94 @@ def test_plugin__unreachable_host_errors_its_tests_and_others_run(pytester: pyte
     result = pytester.runpytest_subprocess("-i", "hosts.ini", "-p", "no:cacheprovider", "--mh-unreachable=skip", "-rs")
     result.assert_outcomes(passed=1, skipped=2)
     result.stdout.fnmatch_lines(["*SKIPPED*host 'server1' is unreachable*"])
+
+
+def test_plugin__limit_role_groups_and_mh_variables(pytester: pytest.Pytester) -> None:
+    pytester.makefile(
+        ".ini",
+        hosts=textwrap.dedent("""\
+            [client]
+            client1 ansible_connection=local mh_os_family=Linux mh_config="{'release': 9}"
+
+            [ldap_servers]
+            ldap1 ansible_connection=local mh_artifacts="['/var/log/slapd.log']"
+
+            [misc]
+            kdc1 ansible_connection=local mh_role=kdc mh_domain=realm
+        """),
+    )
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\nmh_role_groups =\n    ldap = ldap_servers\n")
+    pytester.makepyfile(
+        test_map="""
+        import pytest
+
+        @pytest.mark.topology(client=1, ldap=1)
+        def test_roles(client, ldap, mh):
+            assert ldap.host.name == "ldap1"
+            assert "ldap" in ldap.host.roles and "ldap_servers" in ldap.host.roles
+            assert ldap.host.artifacts == ["/var/log/slapd.log"]
+            assert client.host.os_family == "linux"
+            assert client.host.config == {"release": 9}
+            assert client.host.mh_vars["mh_os_family"] == "Linux"
+
+        @pytest.mark.topology("realm", __import__("pytest_mh_ansible").Topology(
+            __import__("pytest_mh_ansible").TopologyDomain("realm", kdc=1)), fixtures=dict(kdc="realm.kdc[0]"))
+        def test_mh_role_and_domain(kdc):
+            assert kdc.host.name == "kdc1"
+            assert kdc.host.domain == "realm"
+    """
+    )
+    pytester.runpytest_subprocess("-i", "hosts.ini").assert_outcomes(passed=2)
+    result = pytester.runpytest_subprocess("-i", "hosts.ini", "--mh-limit", "client1:kdc1", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*topology 'client1-ldap1' needs 1 host with role 'ldap' in domain 'default'*"])
+
+
+def test_plugin__stacked_marks_on_module_class_and_function(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_stack=PAIR
+        + textwrap.dedent("""
+        pytestmark = pytest.mark.topology(PAIR)
+
+        @pytest.mark.topology(TRIO)
+        class TestBoth:
+            def test_a(self, mh):
+                pass
+
+            @pytest.mark.topology(client=1)
+            def test_b(self, mh):
+                pass
+    """)
+    )
+    result = project.runpytest_subprocess("-i", "hosts.ini", "--collect-only", "-q", "-o", "mh_default_domain=app")
+    ids = sorted(line for line in result.stdout.lines if "::" in line)
+    assert ids == [
+        "test_stack.py::TestBoth::test_a[pair]",
+        "test_stack.py::TestBoth::test_a[trio]",
+        "test_stack.py::TestBoth::test_b[client1]",
+        "test_stack.py::TestBoth::test_b[pair]",
+        "test_stack.py::TestBoth::test_b[trio]",
+    ]
+
+
+def test_plugin__controller_skip(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_ctrlskip=PAIR
+        + textwrap.dedent("""
+        from pytest_mh_ansible import TopologyController
+
+        class NotHere(TopologyController):
+            def skip(self):
+                return f"{self.name}: the feature is not installed on {self.hosts['client'].name}"
+
+        GATED = TopologyMark("gated", Topology(TopologyDomain("app", client=1)), controller=NotHere(),
+                             fixtures=dict(client="app.client[0]"))
+
+        @pytest.mark.topology([GATED, PAIR])
+        def test_a(client):
+            pass
+    """)
+    )
+    result = project.runpytest_subprocess("-i", "hosts.ini", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*gated: the feature is not installed on client1*"])

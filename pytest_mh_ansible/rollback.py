@@ -1,0 +1,166 @@
+"""The rollback journal: every change made through Ansible modules, recorded with its inverse and undone.
+
+Three scopes nest: ``session`` (``pytest_setup``), ``topology`` (``topology_setup``) and ``test``.
+Each mutating module call records how to undo itself *before* it reports success; at the end of a
+scope the journal replays the scope's undo steps newest first. A failing undo step does not stop
+the others: all failures are raised together, each naming the host, the operation and the cause.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, final
+
+from ._private.secrets import secrets
+from .errors import RollbackError, TeardownExceptionGroup
+
+if TYPE_CHECKING:
+    from .host import MultihostHost
+
+__all__ = ["JournalEntry", "RollbackJournal"]
+
+log = logging.getLogger("pytest_mh_ansible.rollback")
+
+SCOPES = ("session", "topology", "test")
+
+
+@final
+@dataclass
+class JournalEntry:
+    """One recorded change and how to undo it."""
+
+    host: str
+    operation: str
+    undo: Callable[[], None] = field(repr=False)
+    reverted: bool = False
+
+
+@dataclass
+class _Scope:
+    name: str
+    entries: list[JournalEntry] = field(default_factory=list)
+    keys: dict[str, object] = field(default_factory=dict)  # e.g. paths already snapshotted in this scope
+
+
+@final
+class RollbackJournal:
+    """An undo stack with nested scopes.
+
+    Example::
+
+        journal.open("test")
+        journal.record(host, "ansible.builtin.copy dest=/etc/app.conf", undo=restore_app_conf)
+        journal.close("test")   # runs restore_app_conf(); raises a TeardownExceptionGroup on failures
+    """
+
+    def __init__(self) -> None:
+        self._scopes: list[_Scope] = []
+        self._replaying = False
+        self.history: list[str] = []
+        """What was changed and reverted, one line each, for the test's log."""
+
+    @property
+    def scope(self) -> str | None:
+        return self._scopes[-1].name if self._scopes else None
+
+    @property
+    def replaying(self) -> bool:
+        """True while undo steps run: their own module calls are not recorded again."""
+        return self._replaying
+
+    def open(self, name: str) -> None:
+        """Start scope ``name`` (session, topology or test) inside the current one."""
+        if name not in SCOPES:
+            raise ValueError(f"unknown rollback scope {name!r}")
+        self._scopes.append(_Scope(name))
+
+    def record(self, host: MultihostHost | str, operation: str, undo: Callable[[], None]) -> None:
+        """Remember how to undo ``operation`` on ``host`` in the innermost scope."""
+        if not self._scopes:
+            self.open("session")
+        name = host if isinstance(host, str) else host.name
+        masked = secrets.mask(operation)
+        self._scopes[-1].entries.append(JournalEntry(name, masked, undo))
+        self.history.append(f"[{name}] changed: {masked}")
+        log.info("[%s] changed: %s (undo recorded in %s scope)", name, masked, self._scopes[-1].name)
+
+    def note(self, host: MultihostHost | str, message: str) -> None:
+        """Log a change that could not be recorded (``not reverted``), so that it is never silent."""
+        name = host if isinstance(host, str) else host.name
+        masked = secrets.mask(message)
+        self.history.append(f"[{name}] {masked}")
+        log.warning("[%s] %s", name, masked)
+
+    def remember(self, key: str, value: object) -> None:
+        """Keep a value for the innermost scope (such as a path's snapshot), found again by :meth:`recall`."""
+        if not self._scopes:
+            self.open("session")
+        self._scopes[-1].keys[key] = value
+
+    def recall(self, key: str) -> object | None:
+        """A value remembered in the innermost scope, or None."""
+        return self._scopes[-1].keys.get(key) if self._scopes else None
+
+    def entries(self, scope: str | None = None) -> list[JournalEntry]:
+        """The entries of ``scope`` (the innermost when None), oldest first."""
+        for candidate in reversed(self._scopes):
+            if scope is None or candidate.name == scope:
+                return list(candidate.entries)
+        return []
+
+    @contextmanager
+    def _replay(self) -> Iterator[None]:
+        self._replaying, previous = True, self._replaying
+        try:
+            yield
+        finally:
+            self._replaying = previous
+
+    def close(self, name: str) -> None:
+        """End scope ``name``: undo its changes newest first; raise every failure together.
+
+        Closing a scope that is not open does nothing, so teardown code can call it safely twice.
+        Scopes opened inside it (left open by an interrupted run) are closed first.
+        """
+        if not any(scope.name == name for scope in self._scopes):
+            return
+        errors: list[Exception] = []
+        while self._scopes:
+            scope = self._scopes.pop()
+            errors.extend(self._undo(scope))
+            if scope.name == name:
+                break
+        if errors:
+            raise TeardownExceptionGroup(f"rollback of the {name} scope: {len(errors)} step(s) failed", errors)
+
+    def _undo(self, scope: _Scope) -> list[Exception]:
+        errors: list[Exception] = []
+        with self._replay():
+            for entry in reversed(scope.entries):
+                try:
+                    entry.undo()
+                except Exception as err:
+                    message = secrets.mask(f"{type(err).__name__}: {err}")
+                    failure = RollbackError(entry.host, entry.operation, message)
+                    failure.__cause__ = err
+                    errors.append(failure)
+                    self.history.append(f"[{entry.host}] NOT reverted: {entry.operation}: {message}")
+                    log.error("[%s] could not revert %s: %s", entry.host, entry.operation, message)
+                else:
+                    entry.reverted = True
+                    self.history.append(f"[{entry.host}] reverted: {entry.operation}")
+                    log.info("[%s] reverted: %s", entry.host, entry.operation)
+        return errors
+
+    def close_all(self) -> list[Exception]:
+        """End every open scope (end of session); return the failures instead of raising them."""
+        errors: list[Exception] = []
+        while self._scopes:
+            try:
+                self.close(self._scopes[-1].name)
+            except TeardownExceptionGroup as group:
+                errors.extend(group.exceptions)
+        return errors
