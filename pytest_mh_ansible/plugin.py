@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from . import hookspecs
+from ._private import reporting
 from ._private.secrets import secrets
 from ._private.session import MultihostSession, SessionOptions
 from .errors import InventoryError, LabError, MultihostError, TopologyMarkError
@@ -28,6 +29,7 @@ PARAM = "mh_topology_mark"
 SESSION_KEY = pytest.StashKey[MultihostSession]()
 NO_INVENTORY_KEY = pytest.StashKey[str]()
 MARK_KEY = pytest.StashKey[TopologyMark]()
+FIXTURE_KEY = pytest.StashKey[MultihostFixture]()
 FIXTURES_KEY = pytest.StashKey[set[str]]()
 LAB_KEY = pytest.StashKey[Any]()
 
@@ -122,6 +124,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Bring up a local lab from this spec file for the session (root only), use its "
         "inventory, and tear it down at the end.",
     )
+    reporting.addoption(group, parser)
     parser.addini("mh_inventory", "Ansible inventory sources (used when -i is not given).", type="args", default=[])
     parser.addini("mh_vault_password_file", "Vault password file for the inventory.", default="")
     parser.addini("mh_default_domain", "Topology domain of hosts without mh_domain.", default="default")
@@ -202,6 +205,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = MultihostSession(
         options, inventory, lambda registry: config.hook.pytest_mh_register(registry=registry)
     )
+    reporting.configure(config)
 
 
 def _playbook_dirs(config: pytest.Config) -> list[str]:
@@ -359,6 +363,7 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
         pytest.skip(active.skip_reason)
     mh_session.check(active)
     fixture = mh_session.new_fixture(active)
+    item.stash[FIXTURE_KEY] = fixture
     _check_require(item, fixture)
     fixture._setup()
     yield fixture
@@ -440,6 +445,7 @@ def _mask_report(report: pytest.TestReport) -> None:
     report.sections = [(title, secrets.mask(content)) for title, content in report.sections]
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own teardown of the remaining fixtures (Ctrl-C)
 def pytest_sessionfinish(session: pytest.Session) -> None:
     mh_session = _session(session.config)
     if mh_session is None:
