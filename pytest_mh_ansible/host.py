@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._private.playbooks import PlaybookRunner
     from .conn import Connection
+    from .modules import HostModules
     from .playbook import PlaybookResult
 
 __all__ = ["MultihostHost"]
@@ -50,6 +51,7 @@ class MultihostHost:
         self.artifacts: Any = variables.get("mh_artifacts") or []
         self._conn: Connection | None = None
         self._mh_playbooks: PlaybookRunner | None = None
+        self._mh_modules: HostModules | None = None
 
     @property
     def conn(self) -> Connection:
@@ -59,6 +61,19 @@ class MultihostHost:
 
             self._conn = Connection(self.name, self.vars)
         return self._conn
+
+    @property
+    def ansible(self) -> HostModules:
+        """Ansible modules on this host: ``host.ansible.run("ansible.builtin.copy", dest=..., content=...)``.
+
+        Every change is recorded in the rollback journal and undone at the end of the scope it was
+        made in (the test, the topology setup or the session setup).
+        """
+        if self._mh_modules is None:
+            from .errors import MultihostError
+
+            raise MultihostError(f"host {self.name!r}: Ansible modules need a pytest-mh-ansible session")
+        return self._mh_modules
 
     @property
     def mh_vars(self) -> dict[str, Any]:

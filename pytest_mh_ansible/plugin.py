@@ -20,9 +20,10 @@ from . import hookspecs
 from ._private import reporting
 from ._private.secrets import secrets
 from ._private.session import MultihostSession, SessionOptions
-from .errors import InventoryError, LabError, MultihostError, TopologyMarkError
+from .errors import InventoryError, LabError, MultihostError, TeardownExceptionGroup, TopologyMarkError
 from .marks import TopologyMark, expand_topology_marks
 from .multihost import MultihostFixture
+from .rollback import RollbackJournal
 from .topology import Topology
 
 PARAM = "mh_topology_mark"
@@ -365,9 +366,38 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
     fixture = mh_session.new_fixture(active)
     item.stash[FIXTURE_KEY] = fixture
     _check_require(item, fixture)
-    fixture._setup()
+    journal = mh_session.journal
+    start = len(journal.history)
+    journal.open("test")
+    try:
+        fixture._setup()
+    except BaseException:
+        # What setup changed is undone before the error is reported; the setup error is the one shown.
+        _finish_test(item, fixture, journal, start, setup_failed=True)
+        raise
     yield fixture
-    fixture._finish()
+    _finish_test(item, fixture, journal, start)
+
+
+def _finish_test(
+    item: pytest.Item, fixture: MultihostFixture, journal: RollbackJournal, start: int, *, setup_failed: bool = False
+) -> None:
+    """Tear the test's roles, utilities, controller and hosts down, then roll back its changes."""
+    errors: list[Exception] = []
+    if not setup_failed:
+        try:
+            fixture._finish()
+        except TeardownExceptionGroup as group:
+            errors.extend(group.exceptions)
+    try:
+        journal.close("test")
+    except TeardownExceptionGroup as group:
+        errors.extend(group.exceptions)
+    lines = journal.history[start:]
+    if lines:
+        item.add_report_section("teardown", "mh rollback", "\n".join(lines))
+    if errors and not setup_failed:
+        raise TeardownExceptionGroup(f"teardown of {item.nodeid}: {len(errors)} step(s) failed", errors)
 
 
 @pytest.fixture

@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HostUnreachableError, MultihostError
 from ..host import MultihostHost
+from ..modules import HostModules
 from ..multihost import MultihostFixture
 from ..registry import Registry
+from ..rollback import RollbackJournal
 from .assignment import Assignment, HostInfo, assign
+from .inverses import JournalRecorder
 from .locks import HostLocks
 from .playbooks import PlaybookRunner
 from .teardown import run_all
 
 if TYPE_CHECKING:
     from ..marks import TopologyMark
+    from .executor import StandardExecutor
     from .inventory import Inventory, InventoryHost
 
 __all__ = ["ActiveTopology", "MultihostSession", "SessionOptions"]
@@ -74,6 +78,10 @@ class MultihostSession:
         self.active: ActiveTopology | None = None
         self.locks = HostLocks(options.lock_dir)
         self.playbooks = PlaybookRunner(options.sources, options.vault_password_files, options.playbook_dirs)
+        self.journal = RollbackJournal()
+        self.journal.open("session")
+        self._recorder = JournalRecorder(self.journal)
+        self._executor: StandardExecutor | None = None
 
     # -- inventory → roles and domains ---------------------------------------------------------
     def _host_info(self, host: InventoryHost) -> HostInfo:
@@ -128,6 +136,7 @@ class MultihostSession:
             cls = self.registry.host_class(info.roles)
             host = cls(name, roles=info.roles, domain=info.domain, variables=self.inventory.host(name).variables)
             host._mh_playbooks = self.playbooks
+            host._mh_modules = HostModules(host, _LazyExecutor(self), recorder=self._recorder)
             self._hosts[name] = host
         return host
 
@@ -153,6 +162,7 @@ class MultihostSession:
             controller_hosts[fixture] = list(hosts) if path.index is None else hosts[path.index]
         active = self.active = ActiveTopology(mark, assignment, hosts_by_slot, controller_hosts)
         self.locks.acquire(assignment.hosts)
+        self.journal.open("topology")
         try:
             for name in assignment.hosts:
                 self._setup_host(name)
@@ -206,10 +216,13 @@ class MultihostSession:
         if active is None:
             return
         try:
+            steps: list[tuple[object, Callable[[], object]]] = []
             if active.set_up:
                 controller = active.mark.controller
                 hosts = active.controller_hosts
-                run_all(f"topology {active.mark.name!r}", [(controller, lambda: controller.topology_teardown(**hosts))])
+                steps.append((controller, lambda: controller.topology_teardown(**hosts)))
+            steps.append((self.journal, lambda: self.journal.close("topology")))
+            run_all(f"topology {active.mark.name!r}", steps)
         finally:
             self.locks.release(active.assignment.hosts)
 
@@ -230,7 +243,11 @@ class MultihostSession:
         try:
             self.locks.acquire(host.name for host in hosts)
             errors.extend(run_all("session teardown", [(host, host.pytest_teardown) for host in hosts], reraise=False))
+            errors.extend(self.journal.close_all())
         finally:
+            if self._executor is not None:
+                self._executor.close()
+                self._executor = None
             self.locks.release()
             errors.extend(
                 run_all("closing connections", [(h, h._mh_close) for h in self._hosts.values()], reraise=False)
@@ -238,5 +255,24 @@ class MultihostSession:
             self._host_state.clear()
         return errors
 
-    def describe_hosts(self, names: Sequence[str]) -> str:
-        return ", ".join(names)
+    @property
+    def executor(self) -> StandardExecutor:
+        """The session's module executor, made on first use (a session without module calls pays nothing)."""
+        if self._executor is None:
+            from .executor import StandardExecutor
+
+            self._executor = StandardExecutor(self.inventory)
+        return self._executor
+
+
+class _LazyExecutor:
+    """Hands module calls to the session's executor, creating it on the first call."""
+
+    def __init__(self, session: MultihostSession) -> None:
+        self._session = session
+
+    def run(self, host: str, module: str, args: Mapping[str, Any], **options: Any) -> dict[str, Any]:
+        return self._session.executor.run(host, module, args, **options)
+
+    def close(self) -> None:
+        """The session closes its executor."""

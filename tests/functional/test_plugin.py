@@ -299,7 +299,7 @@ def test_plugin__teardown_runs_every_step_and_raises_one_group(project: pytest.P
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(
         [
-            "*TeardownExceptionGroup: teardown of topology 'one': 2 step(s) failed*",
+            "*TeardownExceptionGroup: teardown of test_td.py::test_a[[]one[]]: 2 step(s) failed*",
         ]
     )
     out = result.stdout.str()

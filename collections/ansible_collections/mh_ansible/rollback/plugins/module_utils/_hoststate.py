@@ -1,0 +1,180 @@
+"""Host facts for drift checks: users and groups, installed packages, services (systemd or SysV init).
+
+Runs on the managed host: standard library only, Python 3.8 syntax. Commands go through a ``run``
+callable ``run(argv) -> (rc, stdout, stderr)`` (``AnsibleModule.run_command`` fits) so tests can fake them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+Run = Callable[[List[str]], Tuple[int, str, str]]
+
+#: Seconds one SysV ``status`` call may take before it counts as ``timeout``.
+SYSV_TIMEOUT = 5.0
+_SYSV_SKIP = {"README", "skeleton", "rc", "rcS", "functions", "halt", "reboot", "single", "killprocs"}
+_RC_LINK = re.compile(r"^S\d\d(?P<name>.+)$")
+
+
+def read_users(passwd: str = "/etc/passwd") -> Dict[str, Dict[str, Any]]:
+    """Parse passwd(5) into ``name -> {uid, gid, home, shell}``; malformed lines are skipped."""
+    users: Dict[str, Dict[str, Any]] = {}
+    for fields in _colon_lines(passwd, 7):
+        try:
+            users[fields[0]] = {"uid": int(fields[2]), "gid": int(fields[3]), "home": fields[5], "shell": fields[6]}
+        except ValueError:
+            continue
+    return users
+
+
+def read_groups(group: str = "/etc/group") -> Dict[str, Dict[str, Any]]:
+    """Parse group(5) into ``name -> {gid, members}`` with members sorted."""
+    groups: Dict[str, Dict[str, Any]] = {}
+    for fields in _colon_lines(group, 4):
+        try:
+            gid = int(fields[2])
+        except ValueError:
+            continue
+        groups[fields[0]] = {"gid": gid, "members": sorted(m for m in fields[3].split(",") if m)}
+    return groups
+
+
+def _colon_lines(path: str, count: int) -> List[List[str]]:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        lines = handle.read().splitlines()
+    return [fields for fields in (line.split(":") for line in lines if line and not line.startswith("#"))
+            if len(fields) >= count]
+
+
+def read_packages(run: Run, which: Callable[[str], Optional[str]]) -> Tuple[Dict[str, str], Optional[str]]:
+    """Installed packages as ``name -> version`` from dpkg or rpm; returns (packages, warning)."""
+    if which("dpkg-query"):
+        rc, out, err = run(["dpkg-query", "-W", "-f", "${Package} ${Version} ${Status}\\n"])
+        if rc != 0:
+            return {}, "dpkg-query failed (rc %d): %s" % (rc, err.strip())
+        return parse_dpkg(out), None
+    if which("rpm"):
+        rc, out, err = run(["rpm", "-qa", "--qf", "%{NAME} %{VERSION}-%{RELEASE}.%{ARCH}\\n"])
+        if rc != 0:
+            return {}, "rpm -qa failed (rc %d): %s" % (rc, err.strip())
+        return parse_rpm(out), None
+    return {}, "neither dpkg-query nor rpm found; packages are not fingerprinted"
+
+
+def parse_dpkg(out: str) -> Dict[str, str]:
+    """``name version want ok status`` lines; packages not fully installed get their status appended."""
+    packages: Dict[str, str] = {}
+    for line in out.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) < 2:
+            continue
+        status = parts[2] if len(parts) > 2 else ""
+        packages[parts[0]] = parts[1] if status == "install ok installed" else "%s (%s)" % (parts[1], status)
+    return packages
+
+
+def parse_rpm(out: str) -> Dict[str, str]:
+    """``name version-release.arch`` lines; several installed versions are joined with commas."""
+    packages: Dict[str, str] = {}
+    for line in out.splitlines():
+        parts = line.split(" ", 1)
+        if len(parts) == 2:
+            packages[parts[0]] = ",".join(sorted(filter(None, [packages.get(parts[0]), parts[1]])))
+    return packages
+
+
+def systemd_running(root: str = "/") -> bool:
+    """True when systemd is PID 1 (the check systemd's own sd_booted() does)."""
+    return os.path.isdir(os.path.join(root, "run/systemd/system"))
+
+
+def read_systemd_services(run: Run) -> Tuple[Dict[str, Dict[str, str]], Optional[str]]:
+    """``unit -> {active, sub, enabled}`` from systemctl; returns (services, warning)."""
+    rc, out, err = run(["systemctl", "list-units", "--all", "--type=service", "--no-legend", "--plain", "--no-pager"])
+    if rc != 0:
+        return {}, "systemctl list-units failed (rc %d): %s" % (rc, err.strip())
+    services: Dict[str, Dict[str, str]] = {}
+    for line in out.splitlines():
+        parts = line.split(None, 4)
+        if len(parts) >= 4:
+            services[parts[0]] = {"active": parts[2], "sub": parts[3], "enabled": "unknown"}
+    rc, out, err = run(["systemctl", "list-unit-files", "--type=service", "--no-legend", "--plain", "--no-pager"])
+    if rc != 0:
+        return services, "systemctl list-unit-files failed (rc %d): %s" % (rc, err.strip())
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            entry = services.setdefault(parts[0], {"active": "inactive", "sub": "dead", "enabled": "unknown"})
+            entry["enabled"] = parts[1]
+    return services, None
+
+
+def sysv_status(argv: List[str], timeout: float = SYSV_TIMEOUT) -> Optional[int]:
+    """Run a status command with a timeout, killing its whole process group; None when it timed out."""
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.wait()
+        return None
+
+
+def read_sysv_services(
+    init_d: str = "/etc/init.d",
+    rc_d: str = "/etc/rc2.d",
+    service: Optional[str] = None,
+    timeout: float = SYSV_TIMEOUT,
+) -> Dict[str, Dict[str, str]]:
+    """``script -> {active, sub, enabled}`` for SysV init scripts, their ``status`` calls run in parallel.
+
+    ``active`` is ``active`` for rc 0, ``inactive`` for other codes and ``unknown`` on timeout; ``enabled``
+    means an ``S??name`` link in ``rc_d``.
+    """
+    try:
+        names = sorted(
+            name
+            for name in os.listdir(init_d)
+            if name not in _SYSV_SKIP
+            and not name.startswith(".")
+            and os.access(os.path.join(init_d, name), os.X_OK)
+            and os.path.isfile(os.path.join(init_d, name))
+        )
+    except FileNotFoundError:
+        return {}
+    try:
+        links = os.listdir(rc_d)
+    except FileNotFoundError:
+        links = []
+    enabled = {match.group("name") for match in map(_RC_LINK.match, links) if match}
+
+    def status(name: str) -> Optional[int]:
+        argv = [service, name, "status"] if service else [os.path.join(init_d, name), "status"]
+        return sysv_status(argv, timeout)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(names)))) as pool:
+        codes = list(pool.map(status, names))
+    services: Dict[str, Dict[str, str]] = {}
+    for name, rc in zip(names, codes):
+        if rc is None:
+            active, sub = "unknown", "timeout"
+        elif rc == 0:
+            active, sub = "active", "running"
+        else:
+            active, sub = "inactive", "dead"
+        services[name] = {"active": active, "sub": sub, "enabled": "enabled" if name in enabled else "disabled"}
+    return services

@@ -1,0 +1,444 @@
+"""Running one Ansible module on one host, in the pytest process, for the whole session."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol, final
+
+from ..errors import HostUnreachableError
+from .inventory import Inventory, _plain
+from .secrets import MASK, secrets
+from .transport import _init_ansible
+from .vault import vault_context
+
+__all__ = ["ModuleExecutor", "StandardExecutor", "mask_args"]
+
+logger = logging.getLogger("pytest_mh_ansible.modules")
+ansible_logger = logging.getLogger("pytest_mh_ansible.ansible")
+
+# Ansible's own global state (Display, CLIARGS, the plugin loaders, the vault context) is
+# process-wide: one module call at a time in this process.
+_lock = threading.RLock()
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
+
+# What ansible-playbook keeps of a no_log result (TaskResult's censoring), plus our flags.
+_NO_LOG_KEPT = ("attempts", "changed", "failed", "skipped", "unreachable", "rc")
+_CENSORED = "the output has been hidden due to the fact that 'no_log: true' was specified for this result"
+
+
+class ModuleExecutor(Protocol):
+    """What runs modules for :class:`~pytest_mh_ansible.modules.HostModules`.
+
+    An implementation runs one module on one inventory host the way ``ansible-playbook``
+    would run a one-task play (action plugins included) and returns the task result. It
+    lives for the session; :meth:`close` releases what it holds (connections, temp dirs).
+    :class:`StandardExecutor` is the real one; a faster transport (a warm interpreter on the
+    target) can replace it without any change to utilities.
+    """
+
+    def run(
+        self,
+        host: str,
+        module: str,
+        args: Mapping[str, Any],
+        *,
+        check: bool,
+        diff: bool,
+        become: bool | None,
+        become_user: str | None,
+        no_log: bool,
+        template: bool,
+        task_vars: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Run ``module`` with ``args`` on ``host``.
+
+        :param host: The inventory hostname.
+        :param module: The module or action name (FQCN preferred).
+        :param args: Module arguments, as data: Jinja in them is not rendered unless ``template``.
+        :param check: Check mode (predict, change nothing).
+        :param diff: Ask the module for a diff.
+        :param become: Privilege escalation; None follows the host's ``ansible_become``.
+        :param become_user: Become this user (implies become unless ``become`` is False).
+        :param no_log: Censor the result as Ansible does for ``no_log: true``.
+        :param template: Render Jinja in ``args`` with the host's variables.
+        :param task_vars: Extra variables for this call (facts, ...), on top of the host's.
+        :returns: The task result as plain Python data; a failed module gives ``failed: True``.
+        :raises HostUnreachableError: The host cannot be reached.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release connections and temporary files; the executor may be used again afterwards."""
+        ...
+
+
+def mask_args(args: Mapping[str, Any], *, no_log: bool = False) -> dict[str, Any]:
+    """Module arguments fit for logs and messages: every value hidden with ``no_log``, else secrets masked."""
+    if no_log:
+        return {str(key): MASK for key in args}
+    masked = secrets.mask_data(dict(args))
+    return dict(masked) if isinstance(masked, Mapping) else {}
+
+
+class _NullQueue:
+    """Stands in for the TaskQueueManager's result queue: there is no worker process to talk to."""
+
+    def send_callback(self, method_name: str, *args: Any, **kwargs: Any) -> None:
+        ansible_logger.debug("callback %s", method_name)
+
+    def send_display(self, method: str, *args: Any, **kwargs: Any) -> None:  # pragma: no cover - not a worker
+        ansible_logger.debug("%s", secrets.mask(" ".join(str(arg) for arg in args)))
+
+    def send_prompt(self, **kwargs: Any) -> None:
+        raise RuntimeError("an Ansible module asked for interactive input, which a test run cannot give")
+
+    def send_task_result(self, *args: Any, **kwargs: Any) -> None:  # pragma: no cover - not a worker
+        pass
+
+
+@final
+class StandardExecutor:
+    """Runs modules with ansible-core's own ``TaskExecutor``, inside the pytest process.
+
+    Each call is a one-task play, executed the way a ``TaskQueueManager`` worker executes
+    it (same action plugins, connection plugins, become, check and diff handling), but
+    without the worker fork, the result queue and the strategy: those cost ~25 ms per call
+    and mark fds 0-2 non-inheritable and install signal handlers in pytest's process. The
+    ssh plugin's ControlMaster keeps the connection warm between calls; its sockets live in
+    a private directory that :meth:`close` shuts down.
+
+    Example::
+
+        executor = StandardExecutor(inventory)
+        result = executor.run("server1", "ansible.builtin.ping", {}, check=False, diff=False,
+                              become=None, become_user=None, no_log=False, template=False)
+        result["ping"]  # 'pong'
+        executor.close()
+
+    :param inventory: The session's inventory (its loader, variables and vault secrets are used).
+    """
+
+    def __init__(self, inventory: Inventory) -> None:
+        self._inventory = inventory
+        self._facts: dict[str, dict[str, Any]] = {}
+        self._cp_dir: str | None = None
+        self._configured = False
+
+    # --- life cycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop the ssh ControlMasters started for module calls and remove Ansible's temp files."""
+        with _lock:
+            cp_dir, self._cp_dir = self._cp_dir, None
+            if cp_dir is not None:
+                for socket_path in glob.glob(os.path.join(cp_dir, "*")):
+                    with contextlib.suppress(OSError, subprocess.SubprocessError):
+                        subprocess.run(
+                            ["ssh", "-o", f"ControlPath={socket_path}", "-O", "exit", "mh-executor"],
+                            stdin=subprocess.DEVNULL,
+                            capture_output=True,
+                            timeout=10,
+                            check=False,
+                        )
+                shutil.rmtree(cp_dir, ignore_errors=True)
+            with contextlib.suppress(Exception):
+                self._inventory.loader.cleanup_all_tmp_files()
+
+    def _configure(self) -> None:
+        """One-time Ansible set-up: plugin loader, the project's collections, CLI defaults."""
+        if self._configured:
+            return
+        from ansible import constants as C
+        from ansible import context
+        from ansible.module_utils.common.collections import ImmutableDict
+        from ansible.utils.collection_loader import AnsibleCollectionConfig
+
+        _init_ansible()
+        shipped = Path(__file__).resolve().parents[2] / "collections"
+        if shipped.is_dir():
+            # Ansible's adjacent-collections mechanism: <dir>/collections is searched first.
+            wanted = str(shipped.parent)
+            if wanted not in [str(Path(p).parent) for p in AnsibleCollectionConfig.playbook_paths]:
+                AnsibleCollectionConfig.playbook_paths = [wanted]
+        if "connection" not in context.CLIARGS:
+            # What Play and PlayContext read as the command line's defaults.
+            context.CLIARGS = ImmutableDict(
+                {
+                    **dict(context.CLIARGS),
+                    "connection": C.DEFAULT_TRANSPORT,
+                    "module_path": None,
+                    "forks": 1,
+                    "become": False,
+                    "become_method": C.DEFAULT_BECOME_METHOD,
+                    "become_user": None,
+                    "check": False,
+                    "diff": False,
+                    "verbosity": 0,
+                }
+            )
+        if self._inventory.variable_manager._hostvars is None:
+            from ansible.vars.hostvars import HostVars
+
+            # As TaskQueueManager.run does: makes `hostvars` defined for templates (it registers itself).
+            HostVars(
+                inventory=self._inventory.inventory_manager,
+                variable_manager=self._inventory.variable_manager,
+                loader=self._inventory.loader,
+            )
+        self._configured = True
+
+    # --- module calls -------------------------------------------------------------------------
+
+    def run(
+        self,
+        host: str,
+        module: str,
+        args: Mapping[str, Any],
+        *,
+        check: bool,
+        diff: bool,
+        become: bool | None,
+        become_user: str | None,
+        no_log: bool,
+        template: bool,
+        task_vars: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        secrets.add_from_vars(args)
+        started = time.monotonic()
+        with _lock, _stdio_and_signals_kept(), _display_to_logging(host), vault_context(self._inventory._vault_secrets):
+            self._configure()
+            result = self._run(
+                host,
+                module,
+                args,
+                check=check,
+                diff=diff,
+                become=become,
+                become_user=become_user,
+                no_log=no_log,
+                template=template,
+                extra_vars=task_vars,
+            )
+        elapsed = (time.monotonic() - started) * 1000
+        if result.get("unreachable"):
+            reason = secrets.mask(str(result.get("msg") or "unreachable"))
+            logger.info("%s %s %s -> unreachable (%.0f ms)", host, module, mask_args(args, no_log=no_log), elapsed)
+            raise HostUnreachableError(host, reason)
+        if no_log or result.get("_ansible_no_log"):
+            result = _censored(result)
+        result = {key: value for key, value in result.items() if not key.startswith("_ansible_")}
+        if "ansible_facts" in result and not check and not result.get("failed"):
+            self._facts.setdefault(host, {}).update(result["ansible_facts"])
+        outcome = "failed" if result.get("failed") else "changed" if result.get("changed") else "ok"
+        if result.get("skipped"):
+            outcome = "skipped"
+        logger.info("%s %s %s -> %s (%.0f ms)", host, module, mask_args(args, no_log=no_log), outcome, elapsed)
+        for warning in result.get("warnings") or ():
+            ansible_logger.warning("%s: %s: %s", host, module, secrets.mask(str(warning)))
+        for deprecation in result.get("deprecations") or ():
+            ansible_logger.debug("%s: %s: %s", host, module, secrets.mask(str(deprecation)))
+        return result
+
+    def _run(
+        self,
+        host: str,
+        module: str,
+        args: Mapping[str, Any],
+        *,
+        check: bool,
+        diff: bool,
+        become: bool | None,
+        become_user: str | None,
+        no_log: bool,
+        template: bool,
+        extra_vars: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        from ansible._internal import _task
+        from ansible.errors import AnsibleError
+        from ansible.executor.task_executor import TaskExecutor
+        from ansible.playbook.play import Play
+        from ansible.playbook.play_context import PlayContext
+        from ansible.plugins import loader as plugin_loader
+
+        inventory_host = self._inventory.inventory_manager.get_host(host)
+        if inventory_host is None:
+            return {"failed": True, "msg": f"no host {host!r} in the inventory", "changed": False}
+        loader = self._inventory.loader
+        variable_manager = self._inventory.variable_manager
+        task_ds: dict[str, Any] = {
+            "name": f"pytest-mh-ansible: {module}",
+            module: _as_template(args) if template else _as_data(args),
+            "check_mode": check,
+            "diff": diff,
+            "no_log": no_log,
+        }
+        try:
+            play = Play().load(
+                {"name": "pytest-mh-ansible", "hosts": host, "gather_facts": False, "tasks": [task_ds]},
+                variable_manager=variable_manager,
+                loader=loader,
+            )
+            task = play.tasks[0].block[0]
+        except AnsibleError as err:  # an unknown module, bad task keywords, ...
+            return {"failed": True, "changed": False, "msg": secrets.mask(_message(err))}
+        task_vars = variable_manager.get_vars(play=play, host=inventory_host, task=task)
+        facts = {**self._facts.get(host, {}), **dict((extra_vars or {}).get("ansible_facts") or {})}
+        for key, value in (extra_vars or {}).items():
+            if key != "ansible_facts":
+                task_vars[key] = value
+        if facts:  # as the strategy stores gathered facts: without the ansible_ prefix
+            task_vars["ansible_facts"] = {**dict(task_vars.get("ansible_facts") or {}), **_namespaced(facts)}
+        # Connection variables beat task keywords, so a per-call become is given as variables.
+        if become is not None:
+            task_vars["ansible_become"] = become
+        elif become_user is not None:
+            task_vars["ansible_become"] = True
+        if become_user is not None:
+            task_vars["ansible_become_user"] = become_user
+        if "ansible_control_path_dir" not in task_vars:
+            if self._cp_dir is None:
+                self._cp_dir = tempfile.mkdtemp(prefix="mh-cpx-")
+            task_vars["ansible_control_path_dir"] = self._cp_dir
+        play_context = PlayContext(play=play)
+        with _task.TaskContext(task):
+            executor = TaskExecutor(
+                inventory_host,
+                task,
+                task_vars,
+                play_context,
+                loader,
+                plugin_loader.get_plugin_loader_namespace(),
+                _NullQueue(),
+                variable_manager,
+            )
+            raw = executor.run()
+        return {str(key): _plain_result(value) for key, value in raw.items()}
+
+
+def _plain_result(value: Any) -> Any:
+    """A result value as plain Python data: Ansible's error summaries become their text."""
+    from ansible._internal._display_utils import format_message
+    from ansible.module_utils._internal._messages import SummaryBase
+
+    if isinstance(value, SummaryBase):
+        return format_message(value, False)
+    if isinstance(value, Mapping):
+        return {str(k): _plain_result(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain_result(v) for v in value]
+    plain = _plain(value)
+    if plain is None or isinstance(plain, str | int | float | bool):
+        return plain
+    return str(plain)
+
+
+def _as_data(value: Any) -> Any:
+    """Arguments as plain data (paths become strings); Ansible treats such strings as untrusted."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return {str(k): _as_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_data(v) for v in value]
+    return value
+
+
+def _as_template(value: Any) -> Any:
+    """Arguments whose strings Ansible may render as templates (``template=True`` only)."""
+    from ansible.template import trust_as_template
+
+    value = _as_data(value)
+    if isinstance(value, str):
+        return trust_as_template(value)
+    if isinstance(value, Mapping):
+        return {k: _as_template(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_template(v) for v in value]
+    return value
+
+
+def _namespaced(facts: Mapping[str, Any]) -> dict[str, Any]:
+    from ansible.vars.clean import namespace_facts
+
+    return dict(namespace_facts(facts)["ansible_facts"])
+
+
+def _censored(result: Mapping[str, Any]) -> dict[str, Any]:
+    kept = {key: result[key] for key in _NO_LOG_KEPT if key in result}
+    return {**kept, "censored": _CENSORED, "msg": _CENSORED if result.get("failed") else ""}
+
+
+def _message(err: BaseException) -> str:
+    return str(getattr(err, "message", None) or err).strip()
+
+
+@contextlib.contextmanager
+def _stdio_and_signals_kept() -> Iterator[None]:
+    """Put back fds 0-2 inheritability and the signal handlers, whatever Ansible did to them.
+
+    pytest's capfd (and any subprocess a test starts) relies on inheritable stdio.
+    """
+    inheritable: list[bool | None] = []
+    for fd in (0, 1, 2):
+        try:
+            inheritable.append(os.get_inheritable(fd))
+        except OSError:
+            inheritable.append(None)
+    handlers = {signum: signal.getsignal(signum) for signum in _SIGNALS}
+    try:
+        yield
+    finally:
+        for fd, flag in zip((0, 1, 2), inheritable, strict=True):
+            if flag is not None and os.get_inheritable(fd) != flag:
+                os.set_inheritable(fd, flag)
+        if threading.current_thread() is threading.main_thread():
+            for signum, handler in handlers.items():
+                if handler is not None and signal.getsignal(signum) is not handler:
+                    signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def _display_to_logging(host: str) -> Iterator[None]:
+    """Send everything Ansible's Display would print to the ``pytest_mh_ansible.ansible`` logger.
+
+    Display writes straight to the process's stdout/stderr, which would end up in pytest's
+    output; warnings are collected by a deferred-warning context (ansible-core >= 2.19).
+    """
+    from ansible._internal._display_utils import DeferredWarningContext, format_message
+    from ansible.utils.display import Display
+
+    display = Display()
+
+    def to_log(msg: str, *args: Any, stderr: bool = False, **kwargs: Any) -> None:
+        text = secrets.mask(str(msg)).strip()
+        if text:
+            ansible_logger.log(logging.INFO if stderr else logging.DEBUG, "%s: %s", host, text)
+
+    saved = display.__dict__.get("display")
+    display.display = to_log
+    try:
+        with DeferredWarningContext(variables={}) as ctx:
+            try:
+                yield
+            finally:
+                for deprecation in ctx.get_deprecation_warnings():
+                    ansible_logger.debug("%s: %s", host, secrets.mask(format_message(deprecation, False)))
+                for warning in ctx.get_warnings():
+                    ansible_logger.warning("%s: %s", host, secrets.mask(format_message(warning, False)))
+    finally:
+        if saved is None:
+            display.__dict__.pop("display", None)
+        else:
+            display.display = saved

@@ -1,0 +1,245 @@
+"""Ansible modules on a host (``host.ansible``): results, change recording and the per-host entry point."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol, final
+
+from ._private.executor import mask_args
+from ._private.secrets import secrets
+from .errors import ModuleError
+
+if TYPE_CHECKING:
+    from ._private.executor import ModuleExecutor
+    from .host import MultihostHost
+
+__all__ = ["ChangeRecorder", "HostModules", "ModuleResult"]
+
+_SERVICE_MODULES = frozenset({"service", "ansible.builtin.service", "ansible.legacy.service"})
+
+
+@final
+@dataclass(frozen=True)
+class ModuleResult:
+    """What one Ansible module call on one host gave back.
+
+    Example::
+
+        result = server.ansible.run("ansible.builtin.copy", dest="/etc/app.conf", content="debug = 1\\n")
+        assert result.changed
+        result.diff[0]["after"]  # 'debug = 1\\n'
+        result.raw["checksum"]  # the module's own return values
+
+    :ivar host: The inventory hostname.
+    :ivar module: The module as called (``ansible.builtin.copy``).
+    :ivar changed: The module changed the host (or, in check mode, would have).
+    :ivar failed: The module failed (only seen on results that were not raised).
+    :ivar skipped: Ansible skipped the call (e.g. a module without check-mode support in check mode).
+    :ivar msg: The module's message, secrets masked.
+    :ivar rc: The exit code, for modules that report one (``command``, ``shell``), else None.
+    :ivar diff: The module's diffs, always a list of Ansible diff dicts (``before``/``after``...).
+    :ivar raw: The whole result, secrets masked, read-only.
+    """
+
+    host: str
+    module: str
+    changed: bool
+    failed: bool
+    skipped: bool
+    msg: str
+    rc: int | None
+    diff: list[dict[str, Any]] = field(repr=False)
+    raw: Mapping[str, Any] = field(repr=False)
+
+    @classmethod
+    def from_raw(cls, host: str, module: str, raw: Mapping[str, Any]) -> ModuleResult:
+        """Normalise an Ansible task result: flags as bools, ``diff`` as a list, secrets masked."""
+        masked = secrets.mask_data(dict(raw))
+        rc = masked.get("rc")
+        try:
+            rc = None if rc is None or isinstance(rc, bool) else int(rc)
+        except (TypeError, ValueError):
+            rc = None
+        diff = masked.get("diff")
+        if isinstance(diff, Mapping):
+            diffs = [dict(diff)] if diff else []
+        elif isinstance(diff, list | tuple):
+            diffs = [dict(item) for item in diff if isinstance(item, Mapping) and item]
+        else:
+            diffs = []
+        return cls(
+            host=host,
+            module=module,
+            changed=bool(masked.get("changed", False)),
+            failed=bool(masked.get("failed", False)),
+            skipped=bool(masked.get("skipped", False)),
+            msg=str(masked.get("msg") or ""),
+            rc=rc,
+            diff=diffs,
+            raw=MappingProxyType(masked),
+        )
+
+
+class ChangeRecorder(Protocol):
+    """Told about every module call that may change a host, so that it can be undone later.
+
+    The rollback journal implements it. :meth:`prepare` runs before the call (it may save
+    the state to restore), then exactly one of :meth:`commit` (the call succeeded) or
+    :meth:`abort` (it failed or raised). Check-mode calls are never recorded.
+    """
+
+    def prepare(
+        self, host: MultihostHost, module: str, args: Mapping[str, Any], *, revert_paths: Sequence[str] | None
+    ) -> object:
+        """Called before the module runs; returns a token handed to commit/abort."""
+        ...
+
+    def commit(self, token: object, result: ModuleResult) -> None:
+        """The module call succeeded with ``result``."""
+        ...
+
+    def abort(self, token: object) -> None:
+        """The module call failed or could not be made."""
+        ...
+
+
+class HostModules:
+    """Ansible modules on one host, run in the pytest process: what tests get as ``host.ansible``.
+
+    Arguments are data: Jinja in them is left alone unless ``template=True``. A failed
+    module raises :class:`~pytest_mh_ansible.errors.ModuleError`. Every call that may change
+    the host is reported to the recorder (the rollback journal), if there is one.
+
+    Example::
+
+        server.ansible.run("ansible.builtin.lineinfile", path="/etc/app.conf", line="debug = 1")
+        server.ansible.run("ansible.builtin.service", name="app", state="restarted", become=True)
+        server.ansible.run("ansible.builtin.user", name="alice", state="present", check=True).changed
+        server.ansible.facts()["ansible_service_mgr"]  # 'sysvinit'
+
+    :param host: The host the modules run on.
+    :param executor: What runs them (the session's executor).
+    :param recorder: Told about each non-check call (the rollback journal), or None.
+    """
+
+    def __init__(
+        self, host: MultihostHost, executor: ModuleExecutor, *, recorder: ChangeRecorder | None = None
+    ) -> None:
+        self._host = host
+        self._executor = executor
+        self._recorder = recorder
+        self._facts: dict[str, Any] | None = None
+
+    def __mh_describe__(self) -> str:
+        return f"ansible modules of host {self._host.name!r}"
+
+    def run(
+        self,
+        module: str,
+        /,
+        args: Mapping[str, Any] | None = None,
+        *,
+        check: bool = False,
+        diff: bool = True,
+        become: bool | None = None,
+        become_user: str | None = None,
+        no_log: bool = False,
+        template: bool = False,
+        revert_paths: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> ModuleResult:
+        """Run ``module`` on the host, as a one-task play would.
+
+        :param module: The module (FQCN: ``ansible.builtin.copy``, ``mh_ansible.rollback.…``).
+        :param args: Module arguments whose names clash with this method's keywords (``check``...).
+        :param check: Check mode: predict the change, make none (and record nothing).
+        :param diff: Ask the module for a diff (``result.diff``).
+        :param become: Privilege escalation; None follows the host's ``ansible_become``.
+        :param become_user: Become this user (implies become unless ``become=False``).
+        :param no_log: Hide the arguments and the result, as Ansible's ``no_log: true``.
+        :param template: Render Jinja in the arguments with the host's variables (vault included).
+        :param revert_paths: Files the call changes, for the recorder to save first.
+        :param kwargs: Module arguments.
+        :returns: The result of a successful (or skipped) call.
+        :raises ModuleError: The module failed or is unknown (host, module and message named, secrets masked).
+        :raises HostUnreachableError: The host cannot be reached.
+        :raises TypeError: An argument is given both in ``args`` and as a keyword.
+        """
+        __tracebackhide__ = True
+        both = set(args or {}) & set(kwargs)
+        if both:
+            raise TypeError(f"{module}: argument(s) {', '.join(sorted(both))} given both in args and as keywords")
+        merged: dict[str, Any] = {**(args or {}), **kwargs}
+        task_vars = None
+        if module in _SERVICE_MODULES and self._facts is None:
+            self.facts()  # the service action would otherwise run setup on every call
+        if self._facts is not None:
+            task_vars = {"ansible_facts": self._facts}
+        recording = self._recorder is not None and not check
+        token: object = None
+        if recording:
+            assert self._recorder is not None
+            token = self._recorder.prepare(self._host, module, merged, revert_paths=revert_paths)
+        try:
+            raw = self._executor.run(
+                self._host.name,
+                module,
+                merged,
+                check=check,
+                diff=diff,
+                become=become,
+                become_user=become_user,
+                no_log=no_log,
+                template=template,
+                task_vars=task_vars,
+            )
+            result = ModuleResult.from_raw(self._host.name, module, raw)
+            if result.failed:
+                raise ModuleError(self._host.name, module, _describe_failure(result, merged, no_log), dict(result.raw))
+        except BaseException:
+            if recording:
+                assert self._recorder is not None
+                self._recorder.abort(token)
+            raise
+        if recording:
+            assert self._recorder is not None
+            self._recorder.commit(token, result)
+        return result
+
+    def facts(self, refresh: bool = False) -> Mapping[str, Any]:
+        """The host's Ansible facts (``ansible_service_mgr``, ``ansible_distribution``...), gathered once.
+
+        :param refresh: Gather them again (after a change that facts reflect).
+        """
+        if self._facts is None or refresh:
+            raw = self._executor.run(
+                self._host.name,
+                "ansible.builtin.setup",
+                {},
+                check=False,
+                diff=False,
+                become=None,
+                become_user=None,
+                no_log=False,
+                template=False,
+            )
+            result = ModuleResult.from_raw(self._host.name, "ansible.builtin.setup", raw)
+            if result.failed:
+                raise ModuleError(self._host.name, "ansible.builtin.setup", result.msg or "failed", dict(result.raw))
+            facts = raw.get("ansible_facts")
+            self._facts = dict(facts) if isinstance(facts, Mapping) else {}
+        return MappingProxyType(self._facts)
+
+
+def _describe_failure(result: ModuleResult, args: Mapping[str, Any], no_log: bool) -> str:
+    """Ansible's message, with what explains it (rc, stderr) and the arguments, secrets masked."""
+    parts = [result.msg or "failed"]
+    if result.rc is not None:
+        parts.append(f"rc={result.rc}")
+    stderr = str(result.raw.get("stderr") or "").strip()
+    if stderr and not no_log:
+        parts.append(f"stderr: {stderr[-2000:]}")
+    parts.append(f"args: {secrets.mask(repr(mask_args(args, no_log=no_log)))}")
+    return "; ".join(parts)
