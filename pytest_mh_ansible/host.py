@@ -89,14 +89,24 @@ class MultihostHost:
         skip_tags: Sequence[str] | None = None,
         check: bool = False,
         become: bool | None = None,
+        revert_paths: Sequence[str] | None = None,
+        teardown: str | None = None,
     ) -> PlaybookResult:
         """Run a playbook limited to this host, with the inventory's variables (see ``MultihostRole.playbook``)."""
         if self._mh_playbooks is None:
             from .errors import MultihostError
 
             raise MultihostError(f"host {self.name!r}: playbooks need a pytest-mh-ansible session")
-        return self._mh_playbooks.run(
-            path, [self.name], extra_vars=extra_vars, tags=tags, skip_tags=skip_tags, check=check, become=become
+        return self._mh_playbooks.run_reverted(
+            path,
+            [self],
+            extra_vars=extra_vars,
+            tags=tags,
+            skip_tags=skip_tags,
+            check=check,
+            become=become,
+            revert_paths=revert_paths,
+            teardown=teardown,
         )
 
     def pytest_setup(self) -> None:

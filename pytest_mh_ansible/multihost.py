@@ -87,14 +87,16 @@ class MultihostFixture:
         skip_tags: Sequence[str] | None = None,
         check: bool = False,
         become: bool | None = None,
+        revert_paths: Sequence[str] | None = None,
+        teardown: str | None = None,
     ) -> PlaybookResult:
         """Run a playbook limited to the hosts of ``roles`` (all roles of the test when None).
 
         A relative path resolves against pytest's rootdir, then the ini ``mh_playbook_dir``.
         The playbook sees the inventory's variables; its output goes to the test's log.
         """
-        hosts = [role.host.name for role in (self.roles if roles is None else roles)]
-        return self._playbooks.run(
+        hosts = [role.host for role in (self.roles if roles is None else roles)]
+        return self._playbooks.run_reverted(
             path,
             list(dict.fromkeys(hosts)),
             extra_vars=extra_vars,
@@ -102,6 +104,8 @@ class MultihostFixture:
             skip_tags=skip_tags,
             check=check,
             become=become,
+            revert_paths=revert_paths,
+            teardown=teardown,
         )
 
     def _setup(self) -> None:

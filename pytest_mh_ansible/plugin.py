@@ -119,6 +119,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="What tests that need an unreachable host do: error (default) or skip.",
     )
     group.addoption(
+        "--mh-verify-rollback",
+        dest="mh_verify_rollback",
+        action="store_true",
+        default=False,
+        help="Fingerprint each test's hosts before it and after its rollback; any difference fails the test's "
+        "teardown (paths of mh_verify_paths, users, groups, services, packages).",
+    )
+    group.addoption(
         "--mh-lab",
         dest="mh_lab",
         metavar="SPEC",
@@ -136,6 +144,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
     )
     parser.addini("mh_playbook_dir", "Where relative playbook paths are looked up after the rootdir.", default="")
+    parser.addini(
+        "mh_verify_paths",
+        "Paths the drift check fingerprints (default /etc /home /root /var/lib; host var mh_verify_paths wins).",
+        type="linelist",
+        default=[],
+    )
+    parser.addini(
+        "mh_verify_exclude", "Globs the drift check leaves out (besides its defaults).", type="linelist", default=[]
+    )
     parser.addini("mh_unreachable", "What tests that need an unreachable host do: error or skip.", default="error")
 
 
@@ -368,6 +385,7 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
     _check_require(item, fixture)
     journal = mh_session.journal
     start = len(journal.history)
+    before = _fingerprints(request.config, fixture) if request.config.getoption("mh_verify_rollback") else None
     journal.open("test")
     try:
         fixture._setup()
@@ -377,6 +395,37 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
         raise
     yield fixture
     _finish_test(item, fixture, journal, start)
+    if before is not None:
+        _verify_rollback(request.config, fixture, before)
+
+
+def _fingerprints(config: pytest.Config, fixture: MultihostFixture) -> dict[str, tuple[list[str], dict[str, Any]]]:
+    from ._private.drift import DEFAULT_EXCLUDE, fingerprint, verify_paths
+
+    exclude = [*DEFAULT_EXCLUDE, *config.getini("mh_verify_exclude")]
+    result: dict[str, tuple[list[str], dict[str, Any]]] = {}
+    for host in dict.fromkeys(fixture.hosts):
+        paths = verify_paths(host, config.getini("mh_verify_paths"))
+        result[host.name] = (paths, fingerprint(host, paths, exclude))
+    return result
+
+
+def _verify_rollback(
+    config: pytest.Config, fixture: MultihostFixture, before: dict[str, tuple[list[str], dict[str, Any]]]
+) -> None:
+    """Fail the teardown when a host differs from its state before the test (drift)."""
+    from ._private.drift import DEFAULT_EXCLUDE, differences, fingerprint
+
+    exclude = [*DEFAULT_EXCLUDE, *config.getini("mh_verify_exclude")]
+    drift: list[str] = []
+    for host in dict.fromkeys(fixture.hosts):
+        paths, old = before[host.name]
+        for line in differences(old, fingerprint(host, paths, exclude)):
+            drift.append(f"{host.name}: {line}")
+    if drift:
+        raise MultihostError(
+            "the hosts differ from their state before the test (drift not rolled back):\n  " + "\n  ".join(drift)
+        )
 
 
 def _finish_test(

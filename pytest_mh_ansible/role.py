@@ -58,6 +58,8 @@ class MultihostRole(Generic[HostT]):
         skip_tags: Sequence[str] | None = None,
         check: bool = False,
         become: bool | None = None,
+        revert_paths: Sequence[str] | None = None,
+        teardown: str | None = None,
     ) -> PlaybookResult:
         """Run a playbook limited to this role's host, with the inventory's variables.
 
@@ -69,9 +71,18 @@ class MultihostRole(Generic[HostT]):
         :param path: Relative to pytest's rootdir (then the ini ``mh_playbook_dir``), or absolute.
         :param check: Run in check mode (predict changes, make none).
         :param become: Force privilege escalation on (True) for the whole play.
+        :param revert_paths: Paths the playbook changes: snapshotted before, restored at the end of the scope.
+        :param teardown: A playbook that undoes this one, run at the end of the scope if anything changed.
         """
         return self.host.playbook(
-            path, extra_vars=extra_vars, tags=tags, skip_tags=skip_tags, check=check, become=become
+            path,
+            extra_vars=extra_vars,
+            tags=tags,
+            skip_tags=skip_tags,
+            check=check,
+            become=become,
+            revert_paths=revert_paths,
+            teardown=teardown,
         )
 
     def setup(self) -> None:

@@ -10,11 +10,15 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import MultihostError
 from ..playbook import PlaybookHostStats, PlaybookResult, TaskResult
 from .secrets import secrets
+
+if TYPE_CHECKING:
+    from ..host import MultihostHost
+    from .inverses import JournalRecorder
 
 __all__ = ["PlaybookRunner"]
 
@@ -33,6 +37,7 @@ class PlaybookRunner:
     sources: tuple[str, ...]
     vault_password_files: tuple[str, ...] = ()
     search_dirs: tuple[str, ...] = ()
+    recorder: JournalRecorder | None = None
 
     def resolve(self, path: str) -> Path:
         """An absolute playbook path: as given, else against each search dir (rootdir, mh_playbook_dir)."""
@@ -48,6 +53,76 @@ class PlaybookRunner:
         where = ", ".join(self.search_dirs) or "."
         raise MultihostError(f"playbook {path!r} not found (looked in {where})")
 
+    def run_reverted(
+        self,
+        path: str,
+        hosts: Sequence[MultihostHost],
+        *,
+        extra_vars: Mapping[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        skip_tags: Sequence[str] | None = None,
+        check: bool = False,
+        become: bool | None = None,
+        revert_paths: Sequence[str] | None = None,
+        teardown: str | None = None,
+    ) -> PlaybookResult:
+        """Run a playbook on ``hosts`` and record how to undo what it changed.
+
+        A playbook's tasks are opaque to the journal: the caller names the paths it changes
+        (``revert_paths``: snapshot before, restore after the scope) and/or a ``teardown``
+        playbook (run at the end of the scope). A change covered by neither is logged as not
+        reverted, for the host backup (or the drift check) to catch.
+        """
+        recorder = None if check else self.recorder
+        if teardown is not None:
+            self.resolve(teardown)  # a wrong teardown path is an error now, not at the end of the scope
+        finishes = (
+            [(host, recorder.protect_paths(host, revert_paths)) for host in hosts]
+            if (recorder is not None and revert_paths)
+            else []
+        )
+        try:
+            result = self.run(
+                path,
+                [host.name for host in hosts],
+                extra_vars=extra_vars,
+                tags=tags,
+                skip_tags=skip_tags,
+                check=check,
+                become=become,
+            )
+        except BaseException:
+            for _, finish in finishes:
+                finish(False, "")
+            raise
+        if recorder is None:
+            return result
+        changed = {task.host for task in result.changed_tasks}
+        for host, finish in finishes:
+            finish(host.name in changed, f"playbook {path} (revert_paths: {', '.join(revert_paths or [])})")
+        touched = [host for host in hosts if host.name in changed]
+        if teardown is not None and touched:
+            names = [host.name for host in touched]
+
+            def undo() -> None:
+                outcome = self.run(teardown, names, extra_vars=extra_vars, become=become)
+                if not outcome.ok:
+                    failed = (
+                        "; ".join(f"{t.host}: {t.task}: {t.msg}" for t in outcome.failed_tasks) or f"rc {outcome.rc}"
+                    )
+                    raise MultihostError(f"teardown playbook {teardown} failed: {failed}")
+
+            recorder.journal.record(",".join(names), f"playbook {path} (teardown playbook {teardown})", undo)
+        elif not revert_paths:
+            for host in touched:
+                count = sum(1 for task in result.changed_tasks if task.host == host.name)
+                recorder.journal.note(
+                    host,
+                    f"not reverted: playbook {path} changed {count} task(s); name "
+                    "revert_paths=[...] or teardown=... (or use a host backup)",
+                )
+        return result
+
     def run(
         self,
         path: str,
@@ -59,6 +134,7 @@ class PlaybookRunner:
         check: bool = False,
         become: bool | None = None,
     ) -> PlaybookResult:
+        """Run a playbook limited to ``hosts`` (names); nothing is recorded (see :meth:`run_reverted`)."""
         import ansible_runner
 
         playbook = self.resolve(path)

@@ -77,10 +77,12 @@ class MultihostSession:
         self._host_state: dict[str, BaseException | None] = {}
         self.active: ActiveTopology | None = None
         self.locks = HostLocks(options.lock_dir)
-        self.playbooks = PlaybookRunner(options.sources, options.vault_password_files, options.playbook_dirs)
         self.journal = RollbackJournal()
         self.journal.open("session")
         self._recorder = JournalRecorder(self.journal)
+        self.playbooks = PlaybookRunner(
+            options.sources, options.vault_password_files, options.playbook_dirs, recorder=self._recorder
+        )
         self._executor: StandardExecutor | None = None
 
     # -- inventory → roles and domains ---------------------------------------------------------

@@ -1,0 +1,57 @@
+"""Unit tests of plugins/module_utils/_fsstate.py, runnable with ansible-test units or plain pytest."""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.mh_ansible.rollback.plugins.module_utils import _fsstate, _snapshots
+
+
+def _record(root, blobs):
+    records = _fsstate.walk(str(root), hash_content=False)
+    for rec in records:
+        if rec["type"] == _fsstate.FILE:
+            rec["sha256"], _ = _snapshots.store_blob(rec["path"], str(blobs))
+    return records
+
+
+def test_is_excluded__matches_name_relative_and_full_path():
+    assert _fsstate.is_excluded("/r", "/r/a/x.log", ["*.log"])
+    assert _fsstate.is_excluded("/r", "/r/a/b", ["a/b"])
+    assert _fsstate.is_excluded("/r", "/r/a/b", ["/r/a/*"])
+    assert not _fsstate.is_excluded("/r", "/r/a/b", ["c"])
+
+
+def test_describe__says_type_mode_owner_and_size():
+    rec = {"path": "/x", "type": "file", "mode": 0o4755, "uid": 0, "gid": 0, "size": 3}
+    assert _fsstate.describe(rec).startswith("file mode 4755 owner ")
+    assert _fsstate.describe({"path": "/x", "type": "absent"}) == "absent"
+
+
+def test_store_blob__stores_identical_content_once(tmp_path):
+    blobs = tmp_path / "blobs"
+    blobs.mkdir()
+    (tmp_path / "a").write_bytes(b"same")
+    (tmp_path / "b").write_bytes(b"same")
+    first = _snapshots.store_blob(str(tmp_path / "a"), str(blobs))
+    second = _snapshots.store_blob(str(tmp_path / "b"), str(blobs))
+    assert first[0] == second[0]
+    assert (first[1], second[1]) == (4, 0)
+    assert os.listdir(str(blobs)) == [first[0]]
+
+
+def test_restore__sets_directory_modes_after_filling_them(tmp_path):
+    blobs = tmp_path / "blobs"
+    blobs.mkdir()
+    root = tmp_path / "ro"
+    root.mkdir()
+    (root / "f").write_text("f")
+    root.chmod(0o555)
+    records = _record(root, blobs)
+    root.chmod(0o755)
+    (root / "f").unlink()
+    os.rmdir(str(root))
+    _fsstate.apply_restore(_fsstate.plan_restore(records), lambda sha: str(blobs / sha))
+    assert (root / "f").read_text() == "f"
+    assert oct(root.stat().st_mode & 0o7777) == oct(0o555)
+    root.chmod(0o755)

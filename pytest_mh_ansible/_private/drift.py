@@ -1,0 +1,99 @@
+"""The drift check (``--mh-verify-rollback``): a host's fingerprint before a test and after its rollback.
+
+The fingerprint comes from ``mh_ansible.rollback.host_state``: the paths of ``mh_verify_paths``
+(content, mode, owner, link target), users, groups, service states and installed packages. Any
+difference after the rollback is drift that the journal did not undo, such as a change made with a
+raw command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .inverses import SNAPSHOT_DIR
+
+if TYPE_CHECKING:
+    from ..host import MultihostHost
+
+__all__ = ["DEFAULT_EXCLUDE", "DEFAULT_PATHS", "differences", "fingerprint", "verify_paths"]
+
+DEFAULT_PATHS = ("/etc", "/home", "/root", "/var/lib")
+# What changes on its own, or is the journal's own bookkeeping.
+DEFAULT_EXCLUDE = (
+    f"{SNAPSHOT_DIR}*",
+    "/var/lib/mh-ansible*",
+    "/var/lib/systemd/*",
+    "/var/lib/dpkg/*-old",
+    "/var/lib/dpkg/triggers/*",
+    "/var/lib/apt/*",
+    "/var/lib/dhcp/*",
+    "/var/lib/logrotate/*",
+    "/var/lib/sudo/*",
+    "/var/lib/private/*",
+    "/etc/ld.so.cache",
+    # shadow-utils' own backup copies, rewritten by every useradd/userdel (the real files are checked)
+    "/etc/passwd-",
+    "/etc/group-",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+    "/etc/subuid-",
+    "/etc/subgid-",
+)
+_MAX_SHOWN = 20
+
+
+def verify_paths(host: MultihostHost, ini_paths: Sequence[str]) -> list[str]:
+    """The paths to check on ``host``: its ``mh_verify_paths`` variable, else the ini's, else the defaults."""
+    value = host.vars.get("mh_verify_paths")
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple) and value:
+        return [str(v) for v in value]
+    return list(ini_paths) or list(DEFAULT_PATHS)
+
+
+def fingerprint(host: MultihostHost, paths: Sequence[str], exclude: Sequence[str]) -> dict[str, Any]:
+    """The host's state now (read only; never recorded in the journal)."""
+    result = host.ansible.run(
+        "mh_ansible.rollback.host_state",
+        paths=list(paths),
+        exclude=list(exclude),
+        users=True,
+        packages=True,
+        services=True,
+    )
+    state = result.raw.get("state", {})
+    return dict(state) if isinstance(state, Mapping) else {}
+
+
+def differences(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """What differs between two fingerprints, one line per item (``/etc/motd: content changed``)."""
+    lines: list[str] = []
+    for section in ("paths", "users", "groups", "packages", "services"):
+        old = before.get(section) or {}
+        new = after.get(section) or {}
+        for key in sorted(set(old) | set(new)):
+            a, b = old.get(key), new.get(key)
+            if a == b:
+                continue
+            lines.append(_describe(section, key, a, b))
+    if len(lines) > _MAX_SHOWN:
+        lines = [*lines[:_MAX_SHOWN], f"... and {len(lines) - _MAX_SHOWN} more"]
+    return lines
+
+
+def _describe(section: str, key: str, a: Any, b: Any) -> str:
+    what = {"paths": "", "users": "user ", "groups": "group ", "packages": "package ", "services": "service "}[section]
+    if a is None or (isinstance(a, Mapping) and a.get("type") == "absent"):
+        return f"{what}{key}: created"
+    if b is None or (isinstance(b, Mapping) and b.get("type") == "absent"):
+        return f"{what}{key}: removed"
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        changed = [
+            f"{field} {a.get(field)!r} -> {b.get(field)!r}" if field not in ("sha256", "size") else "content changed"
+            for field in sorted(set(a) | set(b))
+            if a.get(field) != b.get(field) and field != "size"
+        ]
+        return f"{what}{key}: {', '.join(changed) or 'changed'}"
+    return f"{what}{key}: {a!r} -> {b!r}"
