@@ -23,10 +23,12 @@ from .errors import (
 )
 from .host import MultihostHost
 from .marks import KnownTopologyBase, KnownTopologyGroupBase, TopologyMark
+from .modules import ChangeRecorder, HostModules, ModuleResult
 from .multihost import MultihostFixture
 from .playbook import PlaybookHostStats, PlaybookResult, TaskResult
 from .registry import Registry
 from .role import MultihostRole
+from .rollback import JournalEntry, RollbackJournal
 from .topology import Topology, TopologyDomain
 from .utility import MultihostUtility
 
@@ -46,9 +48,12 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ChangeRecorder",
     "Connection",
+    "HostModules",
     "HostUnreachableError",
     "InventoryError",
+    "JournalEntry",
     "KnownTopologyBase",
     "KnownTopologyGroupBase",
     "Lab",
@@ -58,6 +63,7 @@ __all__ = [
     "LabSpec",
     "LabUserSpec",
     "ModuleError",
+    "ModuleResult",
     "MultihostError",
     "MultihostFixture",
     "MultihostHost",
@@ -70,6 +76,7 @@ __all__ = [
     "ProcessTimeoutError",
     "Registry",
     "RollbackError",
+    "RollbackJournal",
     "TaskResult",
     "TeardownExceptionGroup",
     "Topology",

@@ -31,7 +31,21 @@ PATH_MODULES = {
     "blockinfile": ("path", "dest", "destfile", "name"),
     "ini_file": ("path", "dest"),
 }
+# Modules that create missing parent directories: their snapshot starts at the topmost missing one.
+_CREATE_PARENTS = {"file", "lineinfile", "blockinfile", "ini_file"}
 _counter = itertools.count(1)
+
+
+def _topmost_missing(host: MultihostHost, paths: Sequence[str]) -> list[str]:
+    """For each path, itself if its parent exists, else its topmost missing ancestor (one round trip)."""
+    quoted = " ".join(shlex.quote(p) for p in paths)
+    script = (
+        f'for p in {quoted}; do q="$p"; '
+        'while d=$(dirname "$q"); [ "$d" != "$q" ] && [ ! -e "$d" ]; do q="$d"; done; echo "$q"; done'
+    )
+    out = host.conn.run(script, raise_on_error=False)
+    found = out.stdout.splitlines()
+    return list(dict.fromkeys(found)) if out.rc == 0 and len(found) == len(paths) else list(paths)
 
 
 def short_name(module: str) -> str:
@@ -76,6 +90,8 @@ class JournalRecorder:
             path = next((args[key] for key in PATH_MODULES[name] if args.get(key)), None)
             if path:
                 paths = [str(path)]
+        if paths and name in _CREATE_PARENTS and not revert_paths:
+            paths = _topmost_missing(host, paths)
         if paths:
             self._snapshot(token, paths)
         elif name == "user":
@@ -183,7 +199,14 @@ class JournalRecorder:
         }
         if password is not None:
             restore["password"] = password
-        token.undo = lambda result: lambda: _ok(host.ansible.run("ansible.builtin.user", restore, no_log=True))
+
+        def recreate() -> None:
+            # userdel also removes the user's own group (USERGROUPS_ENAB): bring it back with its gid first.
+            if primary != gid:
+                host.ansible.run("ansible.builtin.group", name=primary, gid=int(gid), state="present")
+            host.ansible.run("ansible.builtin.user", restore)
+
+        token.undo = lambda result: recreate
 
     def _before_group(self, token: _Token) -> None:
         host, name = token.host, str(token.args.get("name", ""))

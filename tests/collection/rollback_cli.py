@@ -25,10 +25,14 @@ if str(COLLECTIONS) not in sys.path:
 
 @dataclass(frozen=True)
 class TaskResult:
-    """One task's outcome as the ``mh_results_json`` callback saw it; ``raw`` is the module's result dict."""
+    """One task's outcome as the ``mh_results_json`` callback saw it; ``raw`` is the module's result dict.
+
+    ``ignored`` is true for a failure the task's ``ignore_errors`` let pass.
+    """
 
     task: str
     status: str
+    ignored: bool
     raw: dict[str, Any]
 
     @property
@@ -59,6 +63,7 @@ class LocalAnsible:
             "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
             "ANSIBLE_LOCAL_TEMP": str(workdir / "ansible-tmp"),
             "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_PIPELINING": "1",
         }
 
     def command(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -73,7 +78,7 @@ class LocalAnsible:
             data = json.loads(proc.stdout)
         except ValueError:
             pytest.fail(f"ansible output is not JSON (rc {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-        return [TaskResult(item["task"], item["status"], item["result"]) for item in data["results"]]
+        return [TaskResult(item["task"], item["status"], item["ignored"], item["result"]) for item in data["results"]]
 
     def module(self, name: str, args: dict[str, Any], *, check: bool = False, diff: bool = False) -> TaskResult:
         """Run one module ad hoc and return its result (failures are returned, not raised)."""

@@ -17,7 +17,7 @@ description:
 
 
 class CallbackModule(CallbackBase):  # type: ignore[misc]
-    """Collect ``{"host", "task", "status", "result"}`` per result and dump them when the run ends."""
+    """Collect ``{"host", "task", "status", "ignored", "result"}`` per result and dump them when the run ends."""
 
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "stdout"
@@ -27,12 +27,13 @@ class CallbackModule(CallbackBase):  # type: ignore[misc]
         super().__init__()
         self.results: list[dict[str, Any]] = []
 
-    def _add(self, result: Any, status: str) -> None:
+    def _add(self, result: Any, status: str, ignored: bool = False) -> None:
         self.results.append(
             {
                 "host": result._host.get_name(),
                 "task": result._task.get_name(),
                 "status": status,
+                "ignored": ignored,
                 "result": result._result,
             }
         )
@@ -41,7 +42,7 @@ class CallbackModule(CallbackBase):  # type: ignore[misc]
         self._add(result, "ok")
 
     def v2_runner_on_failed(self, result: Any, ignore_errors: bool = False) -> None:
-        self._add(result, "failed")
+        self._add(result, "failed", ignore_errors)
 
     def v2_runner_on_skipped(self, result: Any) -> None:
         self._add(result, "skipped")

@@ -12,6 +12,7 @@ A *record* is a JSON-friendly dict describing one path, taken with ``lstat`` (li
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fnmatch
 import grp
@@ -21,7 +22,7 @@ import pwd
 import shutil
 import stat
 import tempfile
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, Sequence, Tuple
 
 Record = Dict[str, Any]
 Change = Tuple[str, str, str]
@@ -115,7 +116,7 @@ def walk(
     exclude: Sequence[str] = (),
     hash_content: bool = True,
     skip: Iterable[str] = (),
-) -> List[Record]:
+) -> list[Record]:
     """Record ``root`` and, for a directory, everything below it, parents before children, sorted by name.
 
     Entries matching an ``exclude`` glob are left out with everything below them; so are the absolute
@@ -143,11 +144,11 @@ def _walk_dir(root: str, path: str, exclude: Sequence[str], hash_content: bool, 
             yield from _walk_dir(root, child, exclude, hash_content, skip)
 
 
-_USER_NAMES: Dict[int, Optional[str]] = {}
-_GROUP_NAMES: Dict[int, Optional[str]] = {}
+_USER_NAMES: dict[int, str | None] = {}
+_GROUP_NAMES: dict[int, str | None] = {}
 
 
-def user_name(uid: int) -> Optional[str]:
+def user_name(uid: int) -> str | None:
     """Name of a uid, or None when the host does not know it (cached)."""
     if uid not in _USER_NAMES:
         try:
@@ -157,7 +158,7 @@ def user_name(uid: int) -> Optional[str]:
     return _USER_NAMES[uid]
 
 
-def group_name(gid: int) -> Optional[str]:
+def group_name(gid: int) -> str | None:
     """Name of a gid, or None when the host does not know it (cached)."""
     if gid not in _GROUP_NAMES:
         try:
@@ -178,7 +179,7 @@ def add_names(rec: Record) -> Record:
 def _owner(rec: Record) -> str:
     user = user_name(rec["uid"])
     group = group_name(rec["gid"])
-    return "%s:%s" % (user if user is not None else rec["uid"], group if group is not None else rec["gid"])
+    return "{}:{}".format(user if user is not None else rec["uid"], group if group is not None else rec["gid"])
 
 
 def describe(rec: Record) -> str:
@@ -188,16 +189,16 @@ def describe(rec: Record) -> str:
         return ABSENT
     words = [kind if kind != OTHER else rec.get("kind", OTHER)]
     if kind == SYMLINK:
-        words.append("-> %s" % rec["target"])
+        words.append("-> {}".format(rec["target"]))
     else:
-        words.append("mode %04o" % rec["mode"])
-    words.append("owner %s" % _owner(rec))
+        words.append("mode {:04o}".format(rec["mode"]))
+    words.append(f"owner {_owner(rec)}")
     if kind == FILE:
-        words.append("size %d" % rec["size"])
+        words.append(f"size {rec['size']}")
     return " ".join(words)
 
 
-def differences(current: Record, wanted: Record) -> List[Change]:
+def differences(current: Record, wanted: Record) -> list[Change]:
     """What differs between two records of the same path, as ``(attribute, current, wanted)`` strings.
 
     A type change is reported alone, since nothing else about the two can be compared. File contents
@@ -209,15 +210,15 @@ def differences(current: Record, wanted: Record) -> List[Change]:
     kind = wanted["type"]
     if kind == ABSENT:
         return []
-    changes: List[Change] = []
+    changes: list[Change] = []
     if kind == FILE and current.get("sha256") != wanted.get("sha256"):
-        changes.append(("content", "sha256 %s" % current.get("sha256"), "sha256 %s" % wanted.get("sha256")))
+        changes.append(("content", "sha256 {}".format(current.get("sha256")), "sha256 {}".format(wanted.get("sha256"))))
     if kind == SYMLINK and current["target"] != wanted["target"]:
         changes.append(("target", current["target"], wanted["target"]))
     if kind == OTHER and (current.get("kind"), current.get("rdev")) != (wanted.get("kind"), wanted.get("rdev")):
         changes.append(("kind", current.get("kind", ""), wanted.get("kind", "")))
     if kind != SYMLINK and current["mode"] != wanted["mode"]:
-        changes.append(("mode", "%04o" % current["mode"], "%04o" % wanted["mode"]))
+        changes.append(("mode", "{:04o}".format(current["mode"]), "{:04o}".format(wanted["mode"])))
     if current["uid"] != wanted["uid"]:
         changes.append(("owner", str(current["uid"]), str(wanted["uid"])))
     if current["gid"] != wanted["gid"]:
@@ -237,7 +238,7 @@ def plan_restore(
     recorded: Sequence[Record],
     exclude: Sequence[str] = (),
     skip: Iterable[str] = (),
-) -> List[Record]:
+) -> list[Record]:
     """Compare a recorded tree (``recorded[0]`` is its root) with the disk and list what to do.
 
     Each step is ``{"path", "action": "remove"|"create"|"update", "changes", "current", "wanted"}``.
@@ -248,7 +249,7 @@ def plan_restore(
     skip = tuple(skip)
     current = {rec["path"]: rec for rec in walk(root, exclude, hash_content=True, skip=skip)}
     wanted = {rec["path"]: rec for rec in recorded}
-    removals: List[Record] = []
+    removals: list[Record] = []
     for path in sorted(current, key=_depth, reverse=True):
         cur = current[path]
         want = wanted.get(path)
@@ -258,9 +259,7 @@ def plan_restore(
     # A subtree goes in one rmtree: keep only removals whose parents stay.
     removed_dirs = [step["path"] for step in removals if step["current"]["type"] == DIRECTORY]
     steps = [
-        step
-        for step in removals
-        if not any(_under(step["path"], top) and step["path"] != top for top in removed_dirs)
+        step for step in removals if not any(_under(step["path"], top) and step["path"] != top for top in removed_dirs)
     ]
     removed_set = {step["path"] for step in removals}
     for rec in recorded:
@@ -299,10 +298,8 @@ def _write_file(path: str, rec: Record, blob: str) -> None:
             os.utime(tmp, ns=(rec["mtime"], rec["mtime"]))
         os.rename(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 
@@ -318,7 +315,7 @@ def _make_symlink(path: str, rec: Record) -> None:
         raise
 
 
-def _make_other(path: str, rec: Record) -> Optional[str]:
+def _make_other(path: str, rec: Record) -> str | None:
     kind = rec.get("kind")
     if kind == "fifo":
         os.mkfifo(path, 0o600)
@@ -326,7 +323,7 @@ def _make_other(path: str, rec: Record) -> Optional[str]:
         flag = stat.S_IFCHR if kind == "char" else stat.S_IFBLK
         os.mknod(path, 0o600 | flag, rec.get("rdev", 0))
     else:
-        return "%s: cannot recreate a %s (only fifos and device nodes can be made), left absent" % (path, kind)
+        return f"{path}: cannot recreate a {kind} (only fifos and device nodes can be made), left absent"
     _set_owner_mode(path, rec, (), force=True)
     return None
 
@@ -340,14 +337,14 @@ def remove_path(path: str) -> None:
         os.unlink(path)
 
 
-def apply_restore(steps: Sequence[Record], blob_for: Any) -> List[str]:
+def apply_restore(steps: Sequence[Record], blob_for: Any) -> list[str]:
     """Carry out :func:`plan_restore` steps; ``blob_for(sha256)`` names the stored content of a file.
 
     Directories are created 0700 and get their recorded mode and owner last, deepest first, so a
     read-only directory can still be filled. Returns warnings (a socket cannot be recreated); raises OSError.
     """
-    dirs: List[Record] = []
-    warnings: List[str] = []
+    dirs: list[Record] = []
+    warnings: list[str] = []
     for step in steps:
         path, rec, action = step["path"], step["wanted"], step["action"]
         if action == "remove":
@@ -387,7 +384,7 @@ def apply_restore(steps: Sequence[Record], blob_for: Any) -> List[str]:
     return warnings
 
 
-def _text(path: str, size: int) -> Optional[str]:
+def _text(path: str, size: int) -> str | None:
     if size > DIFF_MAX_BYTES:
         return None
     try:
@@ -403,7 +400,7 @@ def _text(path: str, size: int) -> Optional[str]:
         return None
 
 
-def step_diff(step: Record, blob_for: Any) -> Dict[str, str]:
+def step_diff(step: Record, blob_for: Any) -> dict[str, str]:
     """Ansible diff entry for one step: content for small text files, otherwise summary lines."""
     path, cur, want = step["path"], step["current"], step["wanted"]
     entry = {"before_header": path, "after_header": path}
@@ -417,7 +414,7 @@ def step_diff(step: Record, blob_for: Any) -> Dict[str, str]:
             text = _text(blob_for(want["sha256"]), want["size"])
             if text is not None:
                 entry.update(before="", after=text)
-                entry["before_header"] = "%s (%s)" % (path, before)
+                entry["before_header"] = f"{path} ({before})"
                 return entry
         entry.update(before=before + "\n", after=after + "\n")
         return entry
@@ -428,12 +425,12 @@ def step_diff(step: Record, blob_for: Any) -> Dict[str, str]:
         if old is not None and new is not None:
             others = [change for change in changes if change[0] != "content"]
             if others:
-                entry["before_header"] = "%s (%s)" % (path, summary(others))
+                entry["before_header"] = f"{path} ({summary(others)})"
             entry.update(before=old, after=new)
             return entry
     entry.update(
-        before="".join("%s %s\n" % (attr, old) for attr, old, _ in changes),
-        after="".join("%s %s\n" % (attr, new) for attr, _, new in changes),
+        before="".join(f"{attr} {old}\n" for attr, old, _ in changes),
+        after="".join(f"{attr} {new}\n" for attr, _, new in changes),
     )
     return entry
 
@@ -442,7 +439,7 @@ def summary(changes: Sequence[Change]) -> str:
     """Join changes into one line: ``mode 0600 -> 0644, content``."""
     parts = []
     for attr, old, new in changes:
-        parts.append("content changed" if attr == "content" else "%s %s -> %s" % (attr, old, new))
+        parts.append("content changed" if attr == "content" else f"{attr} {old} -> {new}")
     return ", ".join(parts)
 
 

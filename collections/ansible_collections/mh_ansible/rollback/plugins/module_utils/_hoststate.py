@@ -6,12 +6,13 @@ callable ``run(argv) -> (rc, stdout, stderr)`` (``AnsibleModule.run_command`` fi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, List, Tuple
 
 Run = Callable[[List[str]], Tuple[int, str, str]]
 
@@ -21,9 +22,9 @@ _SYSV_SKIP = {"README", "skeleton", "rc", "rcS", "functions", "halt", "reboot", 
 _RC_LINK = re.compile(r"^S\d\d(?P<name>.+)$")
 
 
-def read_users(passwd: str = "/etc/passwd") -> Dict[str, Dict[str, Any]]:
+def read_users(passwd: str = "/etc/passwd") -> dict[str, dict[str, Any]]:
     """Parse passwd(5) into ``name -> {uid, gid, home, shell}``; malformed lines are skipped."""
-    users: Dict[str, Dict[str, Any]] = {}
+    users: dict[str, dict[str, Any]] = {}
     for fields in _colon_lines(passwd, 7):
         try:
             users[fields[0]] = {"uid": int(fields[2]), "gid": int(fields[3]), "home": fields[5], "shell": fields[6]}
@@ -32,9 +33,9 @@ def read_users(passwd: str = "/etc/passwd") -> Dict[str, Dict[str, Any]]:
     return users
 
 
-def read_groups(group: str = "/etc/group") -> Dict[str, Dict[str, Any]]:
+def read_groups(group: str = "/etc/group") -> dict[str, dict[str, Any]]:
     """Parse group(5) into ``name -> {gid, members}`` with members sorted."""
-    groups: Dict[str, Dict[str, Any]] = {}
+    groups: dict[str, dict[str, Any]] = {}
     for fields in _colon_lines(group, 4):
         try:
             gid = int(fields[2])
@@ -44,43 +45,46 @@ def read_groups(group: str = "/etc/group") -> Dict[str, Dict[str, Any]]:
     return groups
 
 
-def _colon_lines(path: str, count: int) -> List[List[str]]:
+def _colon_lines(path: str, count: int) -> list[list[str]]:
     with open(path, encoding="utf-8", errors="replace") as handle:
         lines = handle.read().splitlines()
-    return [fields for fields in (line.split(":") for line in lines if line and not line.startswith("#"))
-            if len(fields) >= count]
+    return [
+        fields
+        for fields in (line.split(":") for line in lines if line and not line.startswith("#"))
+        if len(fields) >= count
+    ]
 
 
-def read_packages(run: Run, which: Callable[[str], Optional[str]]) -> Tuple[Dict[str, str], Optional[str]]:
+def read_packages(run: Run, which: Callable[[str], str | None]) -> tuple[dict[str, str], str | None]:
     """Installed packages as ``name -> version`` from dpkg or rpm; returns (packages, warning)."""
     if which("dpkg-query"):
         rc, out, err = run(["dpkg-query", "-W", "-f", "${Package} ${Version} ${Status}\\n"])
         if rc != 0:
-            return {}, "dpkg-query failed (rc %d): %s" % (rc, err.strip())
+            return {}, f"dpkg-query failed (rc {rc}): {err.strip()}"
         return parse_dpkg(out), None
     if which("rpm"):
         rc, out, err = run(["rpm", "-qa", "--qf", "%{NAME} %{VERSION}-%{RELEASE}.%{ARCH}\\n"])
         if rc != 0:
-            return {}, "rpm -qa failed (rc %d): %s" % (rc, err.strip())
+            return {}, f"rpm -qa failed (rc {rc}): {err.strip()}"
         return parse_rpm(out), None
     return {}, "neither dpkg-query nor rpm found; packages are not fingerprinted"
 
 
-def parse_dpkg(out: str) -> Dict[str, str]:
+def parse_dpkg(out: str) -> dict[str, str]:
     """``name version want ok status`` lines; packages not fully installed get their status appended."""
-    packages: Dict[str, str] = {}
+    packages: dict[str, str] = {}
     for line in out.splitlines():
         parts = line.split(" ", 2)
         if len(parts) < 2:
             continue
         status = parts[2] if len(parts) > 2 else ""
-        packages[parts[0]] = parts[1] if status == "install ok installed" else "%s (%s)" % (parts[1], status)
+        packages[parts[0]] = parts[1] if status == "install ok installed" else f"{parts[1]} ({status})"
     return packages
 
 
-def parse_rpm(out: str) -> Dict[str, str]:
+def parse_rpm(out: str) -> dict[str, str]:
     """``name version-release.arch`` lines; several installed versions are joined with commas."""
-    packages: Dict[str, str] = {}
+    packages: dict[str, str] = {}
     for line in out.splitlines():
         parts = line.split(" ", 1)
         if len(parts) == 2:
@@ -93,19 +97,19 @@ def systemd_running(root: str = "/") -> bool:
     return os.path.isdir(os.path.join(root, "run/systemd/system"))
 
 
-def read_systemd_services(run: Run) -> Tuple[Dict[str, Dict[str, str]], Optional[str]]:
+def read_systemd_services(run: Run) -> tuple[dict[str, dict[str, str]], str | None]:
     """``unit -> {active, sub, enabled}`` from systemctl; returns (services, warning)."""
     rc, out, err = run(["systemctl", "list-units", "--all", "--type=service", "--no-legend", "--plain", "--no-pager"])
     if rc != 0:
-        return {}, "systemctl list-units failed (rc %d): %s" % (rc, err.strip())
-    services: Dict[str, Dict[str, str]] = {}
+        return {}, f"systemctl list-units failed (rc {rc}): {err.strip()}"
+    services: dict[str, dict[str, str]] = {}
     for line in out.splitlines():
         parts = line.split(None, 4)
         if len(parts) >= 4:
             services[parts[0]] = {"active": parts[2], "sub": parts[3], "enabled": "unknown"}
     rc, out, err = run(["systemctl", "list-unit-files", "--type=service", "--no-legend", "--plain", "--no-pager"])
     if rc != 0:
-        return services, "systemctl list-unit-files failed (rc %d): %s" % (rc, err.strip())
+        return services, f"systemctl list-unit-files failed (rc {rc}): {err.strip()}"
     for line in out.splitlines():
         parts = line.split()
         if len(parts) >= 2:
@@ -114,7 +118,7 @@ def read_systemd_services(run: Run) -> Tuple[Dict[str, Dict[str, str]], Optional
     return services, None
 
 
-def sysv_status(argv: List[str], timeout: float = SYSV_TIMEOUT) -> Optional[int]:
+def sysv_status(argv: list[str], timeout: float = SYSV_TIMEOUT) -> int | None:
     """Run a status command with a timeout, killing its whole process group; None when it timed out."""
     proc = subprocess.Popen(
         argv,
@@ -126,10 +130,8 @@ def sysv_status(argv: List[str], timeout: float = SYSV_TIMEOUT) -> Optional[int]
     try:
         return proc.wait(timeout)
     except subprocess.TimeoutExpired:
-        try:
+        with contextlib.suppress(OSError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
         proc.wait()
         return None
 
@@ -137,9 +139,9 @@ def sysv_status(argv: List[str], timeout: float = SYSV_TIMEOUT) -> Optional[int]
 def read_sysv_services(
     init_d: str = "/etc/init.d",
     rc_d: str = "/etc/rc2.d",
-    service: Optional[str] = None,
+    service: str | None = None,
     timeout: float = SYSV_TIMEOUT,
-) -> Dict[str, Dict[str, str]]:
+) -> dict[str, dict[str, str]]:
     """``script -> {active, sub, enabled}`` for SysV init scripts, their ``status`` calls run in parallel.
 
     ``active`` is ``active`` for rc 0, ``inactive`` for other codes and ``unknown`` on timeout; ``enabled``
@@ -162,13 +164,13 @@ def read_sysv_services(
         links = []
     enabled = {match.group("name") for match in map(_RC_LINK.match, links) if match}
 
-    def status(name: str) -> Optional[int]:
+    def status(name: str) -> int | None:
         argv = [service, name, "status"] if service else [os.path.join(init_d, name), "status"]
         return sysv_status(argv, timeout)
 
     with ThreadPoolExecutor(max_workers=max(1, min(16, len(names)))) as pool:
         codes = list(pool.map(status, names))
-    services: Dict[str, Dict[str, str]] = {}
+    services: dict[str, dict[str, str]] = {}
     for name, rc in zip(names, codes):
         if rc is None:
             active, sub = "unknown", "timeout"

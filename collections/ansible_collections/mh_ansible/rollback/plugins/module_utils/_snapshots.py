@@ -13,7 +13,7 @@ import re
 import shutil
 import tempfile
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from ansible_collections.mh_ansible.rollback.plugins.module_utils._fsstate import FILE, ensure_dir
 
@@ -25,10 +25,10 @@ _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._@+-]*$")
 _CHUNK = 1024 * 1024
 
 
-def check_name(name: str) -> Optional[str]:
+def check_name(name: str) -> str | None:
     """Return an error message when ``name`` cannot be a snapshot directory name, else None."""
     if not _NAME.match(name):
-        return "snapshot name %r must be letters, digits and . _ @ + - and not start with a dot or dash" % name
+        return f"snapshot name {name!r} must be letters, digits and . _ @ + - and not start with a dot or dash"
     return None
 
 
@@ -37,7 +37,7 @@ def snapshot_dir(backup_dir: str, name: str) -> str:
     return os.path.join(backup_dir, name)
 
 
-def store_blob(src: str, blobs: str) -> Tuple[str, int]:
+def store_blob(src: str, blobs: str) -> tuple[str, int]:
     """Copy a file's bytes into ``blobs`` under their sha256 in one read; return (sha256, bytes newly stored)."""
     digest = hashlib.sha256()
     fd, tmp = tempfile.mkstemp(prefix=".blob-", dir=blobs)
@@ -61,14 +61,14 @@ def store_blob(src: str, blobs: str) -> Tuple[str, int]:
         raise
 
 
-def write_snapshot(backup_dir: str, name: str, roots: List[Dict[str, Any]], copy: Any) -> None:
+def write_snapshot(backup_dir: str, name: str, roots: list[dict[str, Any]], copy: Any) -> None:
     """Write a snapshot atomically, replacing one of the same name.
 
     ``roots`` are ``{"path", "exclude", "records"}`` dicts; ``copy(blobs_dir)`` stores file contents into
     the new snapshot's blob directory (filling in each record's sha256) before the manifest is written.
     """
     ensure_dir(backup_dir, 0o700)
-    work = tempfile.mkdtemp(prefix=".%s.partial-" % name, dir=backup_dir)
+    work = tempfile.mkdtemp(prefix=f".{name}.partial-", dir=backup_dir)
     try:
         blobs = os.path.join(work, BLOBS)
         os.mkdir(blobs, 0o700)
@@ -79,7 +79,7 @@ def write_snapshot(backup_dir: str, name: str, roots: List[Dict[str, Any]], copy
         final = snapshot_dir(backup_dir, name)
         old = None
         if os.path.lexists(final):
-            old = tempfile.mkdtemp(prefix=".%s.old-" % name, dir=backup_dir)
+            old = tempfile.mkdtemp(prefix=f".{name}.old-", dir=backup_dir)
             os.rename(final, os.path.join(old, name))
         os.rename(work, final)
         if old is not None:
@@ -89,7 +89,7 @@ def write_snapshot(backup_dir: str, name: str, roots: List[Dict[str, Any]], copy
         raise
 
 
-def read_manifest(backup_dir: str, name: str) -> Optional[Dict[str, Any]]:
+def read_manifest(backup_dir: str, name: str) -> dict[str, Any] | None:
     """Load a snapshot's manifest, or None when there is no such snapshot."""
     path = os.path.join(snapshot_dir(backup_dir, name), MANIFEST)
     try:
@@ -98,7 +98,7 @@ def read_manifest(backup_dir: str, name: str) -> Optional[Dict[str, Any]]:
     except FileNotFoundError:
         return None
     if manifest.get("format") != FORMAT:
-        raise ValueError("%s: unknown snapshot format %r" % (path, manifest.get("format")))
+        raise ValueError("{}: unknown snapshot format {!r}".format(path, manifest.get("format")))
     return manifest
 
 
@@ -112,6 +112,6 @@ def delete_snapshot(backup_dir: str, name: str) -> None:
     shutil.rmtree(snapshot_dir(backup_dir, name))
 
 
-def file_records(roots: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def file_records(roots: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """All file records of a snapshot, in order."""
     return [rec for root in roots for rec in root["records"] if rec["type"] == FILE]

@@ -131,12 +131,13 @@ service_manager:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+
 from ansible_collections.mh_ansible.rollback.plugins.module_utils._fsstate import walk
 from ansible_collections.mh_ansible.rollback.plugins.module_utils._hoststate import (
     read_groups,
     read_packages,
-    read_sysv_services,
     read_systemd_services,
+    read_sysv_services,
     read_users,
     systemd_running,
 )
@@ -145,7 +146,7 @@ from ansible_collections.mh_ansible.rollback.plugins.module_utils._hoststate imp
 def _path_state(rec: dict) -> dict:
     entry = {key: value for key, value in rec.items() if key not in ("path", "rdev")}
     if "mode" in entry:
-        entry["mode"] = "%04o" % entry["mode"]
+        entry["mode"] = "{:04o}".format(entry["mode"])
     return entry
 
 
@@ -169,19 +170,19 @@ def main() -> None:
 
     for path in params["paths"]:
         if not os.path.isabs(path):
-            module.fail_json(msg="path %r is not absolute" % path)
+            module.fail_json(msg=f"path {path!r} is not absolute")
         try:
             for rec in walk(os.path.normpath(path), params["exclude"], hash_content=params["hash"]):
                 state["paths"][rec["path"]] = _path_state(rec)
         except OSError as err:
-            module.fail_json(msg="host_state: cannot read %r: %s" % (err.filename, err.strerror))
+            module.fail_json(msg=f"host_state: cannot read {err.filename!r}: {err.strerror}")
 
     if params["users"]:
         try:
             state["users"] = read_users()
             state["groups"] = read_groups()
         except OSError as err:
-            module.fail_json(msg="host_state: cannot read %r: %s" % (err.filename, err.strerror))
+            module.fail_json(msg=f"host_state: cannot read {err.filename!r}: {err.strerror}")
 
     if params["packages"]:
         state["packages"], warning = read_packages(run, module.get_bin_path)

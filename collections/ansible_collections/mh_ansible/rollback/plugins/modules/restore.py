@@ -88,6 +88,7 @@ snapshot_removed:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+
 from ansible_collections.mh_ansible.rollback.plugins.module_utils._fsstate import (
     apply_restore,
     describe,
@@ -108,9 +109,9 @@ _DONE = {"remove": "removed", "create": "created", "update": "updated"}
 
 def _report(step: dict) -> dict:
     if step["action"] == "remove":
-        changes = ["%s -> absent" % describe(step["current"])]
+        changes = ["{} -> absent".format(describe(step["current"]))]
     elif step["action"] == "create":
-        changes = ["absent -> %s" % describe(step["wanted"])]
+        changes = ["absent -> {}".format(describe(step["wanted"]))]
     else:
         changes = [summary([change]) for change in step["changes"]]
     return {"path": step["path"], "action": _DONE[step["action"]], "changes": changes}
@@ -134,9 +135,9 @@ def main() -> None:
     try:
         manifest = read_manifest(backup_dir, name)
     except (OSError, ValueError) as err:
-        module.fail_json(msg="snapshot %r in %r cannot be read: %s" % (name, backup_dir, err))
+        module.fail_json(msg=f"snapshot {name!r} in {backup_dir!r} cannot be read: {err}")
     if manifest is None:
-        module.fail_json(msg="snapshot %r not found in backup_dir %r" % (name, backup_dir))
+        module.fail_json(msg=f"snapshot {name!r} not found in backup_dir {backup_dir!r}")
 
     roots = manifest["roots"]
     subset = module.params["paths"]
@@ -145,10 +146,9 @@ def main() -> None:
         wanted = [os.path.normpath(path) for path in subset]
         unknown = [path for path in wanted if path not in known]
         if unknown:
-            module.fail_json(
-                msg="snapshot %r in %r has no path %s; it has %s"
-                % (name, backup_dir, ", ".join(repr(p) for p in unknown), ", ".join(repr(p) for p in sorted(known)))
-            )
+            missing = ", ".join(repr(path) for path in unknown)
+            present = ", ".join(repr(path) for path in sorted(known))
+            module.fail_json(msg=f"snapshot {name!r} in {backup_dir!r} has no path {missing}; it has {present}")
         roots = [known[path] for path in wanted]
 
     def blob_for(sha256: str) -> str:
@@ -167,7 +167,7 @@ def main() -> None:
                 warnings.extend(apply_restore(steps, blob_for))
     except OSError as err:
         module.fail_json(
-            msg="restoring snapshot %r from %r: %s: %s" % (name, backup_dir, err.filename, err.strerror or err),
+            msg=f"restoring snapshot {name!r} from {backup_dir!r}: {err.filename}: {err.strerror or err}",
             restored=restored,
         )
     for warning in warnings:

@@ -101,6 +101,7 @@ bytes:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+
 from ansible_collections.mh_ansible.rollback.plugins.module_utils._fsstate import (
     ABSENT,
     FILE,
@@ -135,7 +136,7 @@ def main() -> None:
     paths = []
     for path in module.params["paths"]:
         if not os.path.isabs(path):
-            module.fail_json(msg="path %r is not absolute" % path)
+            module.fail_json(msg=f"path {path!r} is not absolute")
         paths.append(os.path.normpath(path))
 
     roots = []
@@ -147,7 +148,7 @@ def main() -> None:
             kind = records[0]["type"]
             report[path] = {"exists": kind != ABSENT, "type": kind, "entries": len(records) if kind != ABSENT else 0}
     except OSError as err:
-        module.fail_json(msg="snapshot %r: cannot read %r: %s" % (name, err.filename, err.strerror))
+        module.fail_json(msg=f"snapshot {name!r}: cannot read {err.filename!r}: {err.strerror}")
 
     copied = [0]
 
@@ -165,7 +166,7 @@ def main() -> None:
         write_snapshot(backup_dir, name, roots, copy)
     except OSError as err:
         module.fail_json(
-            msg="snapshot %r in %r: %s: %s" % (name, backup_dir, err.filename or backup_dir, err.strerror or err)
+            msg=f"snapshot {name!r} in {backup_dir!r}: {err.filename or backup_dir}: {err.strerror or err}"
         )
     result["bytes"] = copied[0]
     module.exit_json(**result)

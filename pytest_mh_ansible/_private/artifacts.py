@@ -1,0 +1,132 @@
+"""Artifacts: which files each host, role and utility asks for, and fetching them from the host."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import shlex
+import shutil
+import tarfile
+import tempfile
+import uuid
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..host import MultihostHost
+
+__all__ = ["PHASES", "artifact_patterns", "fetch_artifacts", "test_directory"]
+
+log = logging.getLogger("pytest_mh_ansible.artifacts")
+
+PHASES = ("session_setup", "session_teardown", "topology_setup", "topology_teardown", "test")
+"""The phases an ``artifacts`` mapping may name."""
+
+_GLOB_CHARS = frozenset("*?[]")
+_UNSAFE_RE = re.compile(r"[\x00-\x1f/\\]")
+
+
+def artifact_patterns(source: object, phase: str) -> list[str]:
+    """The paths and globs that ``source`` (a host, role, utility or controller) asks for in ``phase``.
+
+    ``source.artifacts`` may be missing or None (nothing), a string (one path), an iterable of
+    paths (every phase) or a mapping from phase to paths. A property may compute it.
+    """
+    value: Any = getattr(source, "artifacts", None)
+    if value is None:
+        return []
+    if isinstance(value, Mapping):
+        value = value.get(phase) or []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Iterable):
+        return [str(item) for item in value if item]
+    return []
+
+
+def test_directory(nodeid: str) -> Path:
+    """Where a test's artifacts go, relative to the artifacts directory, from its node id.
+
+    ``tests/web/test_app.py::TestX::test_a[client-server]`` gives
+    ``tests/tests/web/test_app/TestX/test_a[client-server]``: tests of the same name in other
+    modules or classes never share a directory.
+    """
+    module, _, rest = nodeid.partition("::")
+    if module.endswith(".py"):
+        module = module[:-3]
+    parts = [_safe(part) for part in module.split("/") if part]
+    parts += [_safe(part) for part in rest.split("::") if part]
+    return Path("tests", *parts)
+
+
+def _safe(part: str) -> str:
+    """One path component: no separators or control characters, never ``.`` or ``..``."""
+    part = _UNSAFE_RE.sub("_", part)
+    return "_" * len(part) if part in (".", "..") else part
+
+
+def _shell_glob(pattern: str) -> str:
+    """``pattern`` for a shell word: glob characters stay active, every other character is literal."""
+    return "".join(char if char in _GLOB_CHARS else "\\" + char for char in pattern)
+
+
+def _collect_script(patterns: Iterable[str], archive: str) -> str:
+    """A /bin/sh script that expands the globs on the target and archives what exists into ``archive``.
+
+    Unmatched globs and missing paths are skipped. The script prints ``count=N`` (0: no archive).
+    """
+    words = " ".join(_shell_glob(p) for p in patterns)
+    quoted = shlex.quote(archive)
+    return (
+        f"umask 077\nlist={quoted}.list\n: > \"$list\" || exit 3\nn=0\n"
+        f"for f in {words}; do\n"
+        '  case "$f" in /*) ;; *) f="$PWD/$f" ;; esac\n'
+        '  if [ -e "$f" ] || [ -L "$f" ]; then printf \'%s\\n\' "${f#/}" >> "$list"; n=$((n+1)); fi\n'
+        "done\n"
+        f'if [ "$n" -gt 0 ]; then\n'
+        f'  tar -czhf {quoted} -C / --ignore-failed-read --verbatim-files-from -T "$list" 2>/dev/null\n'
+        f"  rc=$?\n"
+        # 1: a file changed while read (a growing log); anything else means no usable archive.
+        f'  if [ "$rc" -gt 1 ]; then rm -f "$list" {quoted}; echo "tar failed rc=$rc" >&2; exit 4; fi\n'
+        f"  chmod 0644 {quoted}\n"
+        "fi\n"
+        'rm -f "$list"\necho "count=$n"\n'
+    )
+
+
+def fetch_artifacts(host: MultihostHost, patterns: Iterable[str], destination: Path, *, compress: bool) -> int:
+    """Fetch the files and directories matching ``patterns`` from ``host`` into ``destination``.
+
+    Globs are expanded on the host; directories are fetched recursively; missing paths are
+    ignored. A file lands at ``destination/<its absolute path on the host>``; with ``compress``
+    the host's files stay in one archive, ``destination.tar.gz``.
+
+    :returns: How many paths matched (0: nothing was written).
+    :raises MultihostError: The host could not archive or send the files.
+    """
+    wanted = [p for p in dict.fromkeys(patterns) if "\n" not in p]
+    if not wanted:
+        return 0
+    remote = f"/tmp/mh-artifacts-{uuid.uuid4().hex}.tar.gz"
+    conn = host.conn
+    try:
+        result = conn.run(_collect_script(wanted, remote), timeout=300)
+        count = int(result.stdout.strip().rpartition("count=")[2] or 0)
+        if count == 0:
+            return 0
+        with tempfile.TemporaryDirectory(prefix="mh-artifacts-") as tmp:
+            local = Path(tmp) / "artifacts.tar.gz"
+            conn.get(remote, local)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            if compress:
+                shutil.move(local, destination.with_name(destination.name + ".tar.gz"))
+            else:
+                destination.mkdir(parents=True, exist_ok=True)
+                with tarfile.open(local, "r:gz") as archive:
+                    archive.extractall(destination, filter="data")
+        return count
+    finally:
+        with contextlib.suppress(Exception):  # the fetch's own error (if any) is the one to report
+            conn.run(f"rm -f {shlex.quote(remote)}", raise_on_error=False, timeout=60)

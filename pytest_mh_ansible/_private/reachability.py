@@ -1,0 +1,120 @@
+"""Hosts that stopped answering: after the first connection failure, later calls fail at once."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import TYPE_CHECKING, Any, final
+
+from ..errors import HostUnreachableError
+
+if TYPE_CHECKING:
+    from ..conn import Transport
+    from ..host import MultihostHost
+
+__all__ = ["DeadHosts", "GuardedTransport"]
+
+log = logging.getLogger("pytest_mh_ansible.conn")
+
+
+@final
+class DeadHosts:
+    """The hosts found unreachable during the session, with the first failure's reason."""
+
+    def __init__(self) -> None:
+        self._dead: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def mark(self, host: str, reason: str) -> None:
+        with self._lock:
+            if host not in self._dead:
+                self._dead[host] = reason
+                log.warning("%s: marked unreachable for the rest of the session: %s", host, reason)
+
+    def reason(self, host: str) -> str | None:
+        return self._dead.get(host)
+
+    def __contains__(self, host: object) -> bool:
+        return host in self._dead
+
+    def error(self, host: str) -> HostUnreachableError:
+        return HostUnreachableError(host, f"it stopped answering earlier in this session: {self._dead.get(host)}")
+
+    def guard(self, host: MultihostHost) -> None:
+        """Put ``host``'s connection behind a :class:`GuardedTransport` (once)."""
+        conn: Any = host.conn
+        transport = conn._transport
+        if not isinstance(transport, GuardedTransport):
+            conn._transport = GuardedTransport(host.name, transport, self)
+
+
+@final
+class GuardedTransport:
+    """A transport that fails at once for a host marked dead, and marks it on a connection failure.
+
+    Without it every later command (each test, each rollback step) would wait for the ssh
+    ``ConnectTimeout`` again.
+
+    :param host: The inventory hostname.
+    :param inner: The real transport.
+    :param dead: The session's registry of dead hosts.
+    """
+
+    def __init__(self, host: str, inner: Transport, dead: DeadHosts) -> None:
+        self.host = host
+        self.inner = inner
+        self._dead = dead
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def _check(self) -> None:
+        if self.host in self._dead:
+            raise self._dead.error(self.host)
+
+    def _failed(self, err: HostUnreachableError) -> None:
+        self._dead.mark(self.host, err.reason)
+
+    def connect(self) -> None:
+        self._check()
+        try:
+            self.inner.connect()
+        except HostUnreachableError as err:
+            self._failed(err)
+            raise
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def exec(
+        self,
+        command: str,
+        *,
+        input: bytes | None = None,
+        become: bool | None = None,
+        become_user: str | None = None,
+        timeout: float | None = None,
+    ) -> tuple[int, bytes, bytes]:
+        self._check()
+        try:
+            return self.inner.exec(command, input=input, become=become, become_user=become_user, timeout=timeout)
+        except HostUnreachableError as err:
+            self._failed(err)
+            raise
+
+    def put(self, local: str | os.PathLike[str], remote: str) -> None:
+        self._check()
+        try:
+            self.inner.put(local, remote)
+        except HostUnreachableError as err:
+            self._failed(err)
+            raise
+
+    def get(self, remote: str, local: str | os.PathLike[str]) -> None:
+        self._check()
+        try:
+            self.inner.get(remote, local)
+        except HostUnreachableError as err:
+            self._failed(err)
+            raise

@@ -1,0 +1,282 @@
+"""The Ansible engine on lab hosts: module calls, the rollback journal, playbooks and the drift check."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from pytest_mh_ansible.lab import Lab
+
+pytestmark = pytest.mark.integration
+
+HEADER = """
+import pytest
+from pytest_mh_ansible import ModuleError, Topology, TopologyController, TopologyDomain, TopologyMark
+
+SYSV = TopologyMark("sysv", Topology(TopologyDomain("default", server=1)), fixtures=dict(server="default.server[0]"))
+"""
+
+
+def run(pytester: pytest.Pytester, lab: Lab, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", f"--mh-inventory={lab.inventory_path}", "-p", "no:randomly", *args
+    )
+
+
+CHANGES = HEADER + textwrap.dedent("""
+    def state(host):
+        return host.conn.run(
+            "stat -c '%a %U %G' /etc/hosts; md5sum /etc/hosts; ls -la /etc/mh-test-dir 2>&1 | head -1; "
+            "test -e /etc/app.conf && cat /etc/app.conf; getent passwd alice bob; getent group staffers; "
+            "dpkg-query -W -f='${db:Status-Abbrev}' tree 2>/dev/null; "
+            "service mh-demo status >/dev/null 2>&1; echo svc=$?",
+            raise_on_error=False,
+        ).stdout
+
+    BEFORE = {}
+
+    @pytest.mark.topology(SYSV)
+    def test_0_record_the_clean_state(server):
+        # A sysv service to start and stop, installed outside the journal (kept for the session).
+        server.host.conn.run(
+            "printf '#!/bin/sh\\\\ncase \\\\\\"$1\\\\\\" in start) touch /run/mh-demo;; stop) rm -f /run/mh-demo;; "
+            "status) test -e /run/mh-demo;; esac\\\\n' > /etc/init.d/mh-demo && chmod 755 /etc/init.d/mh-demo"
+        )
+        BEFORE["state"] = state(server.host)
+
+    @pytest.mark.topology(SYSV)
+    def test_1_change_everything_then_fail(server):
+        run = server.host.ansible.run
+        r = run("ansible.builtin.copy", dest="/etc/app.conf", content="port = 8080\\n", mode="0640")
+        assert r.changed and not r.failed and r.diff
+        assert not run("ansible.builtin.copy", dest="/etc/app.conf", content="port = 8080\\n", mode="0640").changed
+        run("ansible.builtin.lineinfile", path="/etc/hosts", line="192.0.2.9 extra")
+        run("ansible.builtin.lineinfile", path="/etc/hosts", line="192.0.2.10 extra2")  # two changes, one file
+        run("ansible.builtin.file", path="/etc/hosts", mode="0600")
+        run("ansible.builtin.file", path="/etc/mh-test-dir/sub", state="directory")
+        run("ansible.builtin.blockinfile", path="/etc/app.conf", block="debug = true")
+        run("ansible.builtin.group", name="staffers")
+        run("ansible.builtin.user", name="alice", groups=["staffers"])
+        run("ansible.builtin.user", name="bob", shell="/bin/false", state="present")
+        run("ansible.builtin.service", name="mh-demo", state="started")
+        run("ansible.builtin.apt", name="tree", state="present", update_cache=False)
+        assert server.host.conn.run("tree --version").rc == 0
+        assert state(server.host) != BEFORE["state"]
+        raise AssertionError("the test body fails: its changes are rolled back all the same")
+
+    @pytest.mark.topology(SYSV)
+    def test_2_everything_is_back(server):
+        assert state(server.host) == BEFORE["state"]
+
+    @pytest.mark.topology(SYSV)
+    def test_3_check_mode_changes_nothing(server):
+        r = server.host.ansible.run("ansible.builtin.user", name="carol", check=True)
+        assert r.changed
+        assert server.host.conn.run("getent passwd carol", raise_on_error=False).rc == 2
+
+    @pytest.mark.topology(SYSV)
+    def test_4_failing_module_names_host_module_and_message(server):
+        with pytest.raises(ModuleError) as info:
+            server.host.ansible.run("ansible.builtin.file", path="/nonexistent/dir/file", state="touch")
+        text = str(info.value)
+        assert "server1" in text and "ansible.builtin.file" in text and "/nonexistent/dir" in text
+
+    @pytest.mark.topology(SYSV)
+    def test_5_undo_of_a_deleted_user_recreates_it(server):
+        server.host.ansible.run("ansible.builtin.user", name="labuser", state="absent")
+        assert server.host.conn.run("getent passwd labuser", raise_on_error=False).rc == 2
+
+    @pytest.mark.topology(SYSV)
+    def test_6_user_is_back_with_its_uid_and_shell(server):
+        entry = server.host.conn.run("getent passwd labuser").stdout.split(":")
+        assert entry[0] == "labuser" and entry[6].strip() == "/bin/bash"
+""")
+
+
+def test_rollback__every_change_is_undone_after_a_failing_test(pytester: pytest.Pytester, engine_lab: Lab) -> None:
+    pytester.makepyfile(test_changes=CHANGES)
+    result = run(pytester, engine_lab, "-v", "-rA")
+    result.assert_outcomes(passed=6, failed=1)
+    result.stdout.fnmatch_lines(["*test_1_change_everything_then_fail*FAILED*", "*test_2_everything_is_back*PASSED*"])
+    # The journal of the failing test is in its report: what changed, what was reverted.
+    result.stdout.fnmatch_lines(["*[[]server1[]] changed: ansible.builtin.copy dest=/etc/app.conf*"])
+    result.stdout.fnmatch_lines(["*[[]server1[]] reverted: ansible.builtin.apt name=tree state=present*"])
+
+
+SCOPES = HEADER + textwrap.dedent("""
+    class Ctrl(TopologyController):
+        def topology_setup(self, server):
+            server.ansible.run("ansible.builtin.copy", dest="/etc/topology.conf", content="topology\\n")
+
+    SCOPED = TopologyMark("scoped", Topology(TopologyDomain("default", server=1)), controller=Ctrl(),
+                          fixtures=dict(server="default.server[0]"))
+
+    @pytest.fixture
+    def broken_setup(server):
+        server.host.ansible.run("ansible.builtin.copy", dest="/etc/setup.conf", content="setup\\n")
+        raise RuntimeError("the fixture breaks after a change")
+
+    @pytest.mark.topology(SCOPED)
+    def test_a_test_change_over_a_topology_change(server):
+        assert server.host.conn.run("cat /etc/topology.conf").stdout == "topology\\n"
+        server.host.ansible.run("ansible.builtin.copy", dest="/etc/topology.conf", content="test\\n")
+
+    @pytest.mark.topology(SCOPED)
+    def test_b_topology_change_is_back_to_its_topology_value(server):
+        assert server.host.conn.run("cat /etc/topology.conf").stdout == "topology\\n"
+
+    @pytest.mark.topology(SCOPED)
+    def test_c_failing_setup(server, broken_setup):
+        pass
+
+    @pytest.mark.topology(SYSV)
+    def test_d_topology_scope_is_gone_and_setup_change_too(server):
+        assert server.host.conn.run("test -e /etc/topology.conf", raise_on_error=False).rc == 1
+        assert server.host.conn.run("test -e /etc/setup.conf", raise_on_error=False).rc == 1
+""")
+
+
+def test_rollback__scopes_nest_and_a_failing_setup_is_rolled_back(pytester: pytest.Pytester, engine_lab: Lab) -> None:
+    pytester.makepyfile(test_scopes=SCOPES)
+    result = run(pytester, engine_lab, "-v")
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines(["*test_c_failing_setup*ERROR*"])
+
+
+SYSTEMD = HEADER + textwrap.dedent("""
+    SD = TopologyMark("sd", Topology(TopologyDomain("default", server=2)), fixtures=dict(servers="default.server"))
+
+    @pytest.mark.topology(SD)
+    def test_a_stop_and_disable_a_systemd_unit(servers):
+        host = servers[1].host
+        assert host.conn.run("systemctl is-active ssh").stdout.strip() == "active"
+        unit = "[Service]\\nExecStart=/bin/sleep infinity\\n[Install]\\nWantedBy=multi-user.target\\n"
+        host.ansible.run("ansible.builtin.copy", dest="/etc/systemd/system/mh-sleep.service", content=unit)
+        host.ansible.run("ansible.builtin.systemd", name="mh-sleep", state="started", enabled=True, daemon_reload=True)
+        assert host.conn.run("systemctl is-active mh-sleep").stdout.strip() == "active"
+
+    @pytest.mark.topology(SD)
+    def test_b_unit_is_gone(servers):
+        host = servers[1].host
+        assert host.conn.run("systemctl is-active mh-sleep", raise_on_error=False).stdout.strip() != "active"
+        assert host.conn.run("test -e /etc/systemd/system/mh-sleep.service", raise_on_error=False).rc == 1
+""")
+
+
+def test_rollback__systemd_units_are_stopped_and_removed(pytester: pytest.Pytester, engine_lab: Lab) -> None:
+    pytester.makepyfile(test_sd=SYSTEMD)
+    run(pytester, engine_lab, "-v").assert_outcomes(passed=2)
+
+
+PLAYBOOKS = HEADER + textwrap.dedent("""
+    @pytest.mark.topology(SYSV)
+    def test_a_playbook_with_revert_paths_and_teardown(server):
+        result = server.playbook("app.yml", extra_vars={"app_port": 8080}, revert_paths=["/etc/app.conf"],
+                                 teardown="app_teardown.yml")
+        assert result.ok
+        assert [t.task for t in result.changed_tasks] == ["Write the config", "Add a marker"]
+        assert result.stats["server1"].changed == 2
+        assert result.stats["server1"].failed == 0
+        assert server.host.conn.run("cat /etc/app.conf").stdout == "port = 8080\\n"
+
+    @pytest.mark.topology(SYSV)
+    def test_b_reverted(server):
+        assert server.host.conn.run("test -e /etc/app.conf", raise_on_error=False).rc == 1
+        assert server.host.conn.run("test -e /etc/app.marker", raise_on_error=False).rc == 1
+
+    @pytest.mark.topology(SYSV)
+    def test_c_failing_playbook(server):
+        result = server.playbook("fail.yml")
+        assert not result.ok
+        assert result.failed_tasks[0].task == "Fail on purpose"
+        assert "on purpose" in result.failed_tasks[0].msg
+""")
+
+
+def test_playbooks__run_result_and_rollback(pytester: pytest.Pytester, engine_lab: Lab) -> None:
+    pytester.makepyfile(test_pb=PLAYBOOKS)
+    pytester.path.joinpath("app.yml").write_text(
+        textwrap.dedent("""\
+        - name: App
+          hosts: all
+          gather_facts: false
+          tasks:
+            - name: Write the config
+              ansible.builtin.copy: {dest: /etc/app.conf, content: "port = {{ app_port }}\\n", mode: "0644"}
+            - name: Add a marker
+              ansible.builtin.copy: {dest: /etc/app.marker, content: "x\\n", mode: "0644"}
+    """)
+    )
+    pytester.path.joinpath("app_teardown.yml").write_text(
+        textwrap.dedent("""\
+        - name: Undo the app playbook's marker
+          hosts: all
+          gather_facts: false
+          tasks:
+            - name: Remove the marker
+              ansible.builtin.file: {path: /etc/app.marker, state: absent}
+    """)
+    )
+    pytester.path.joinpath("fail.yml").write_text(
+        textwrap.dedent("""\
+        - name: Fail
+          hosts: all
+          gather_facts: false
+          tasks:
+            - name: Fail on purpose
+              ansible.builtin.fail: {msg: failed on purpose}
+    """)
+    )
+    run(pytester, engine_lab, "-v").assert_outcomes(passed=3)
+
+
+DRIFT = HEADER + textwrap.dedent("""
+    @pytest.mark.topology(SYSV)
+    def test_tracked(server):
+        server.host.ansible.run("ansible.builtin.copy", dest="/etc/tracked.conf", content="x\\n")
+
+    @pytest.mark.topology(SYSV)
+    def test_untracked(server):
+        server.host.conn.run("echo drift > /etc/untracked.conf; rm -f /etc/untracked.conf.keep")
+""")
+
+
+def test_drift_check__catches_an_untracked_raw_change(pytester: pytest.Pytester, engine_lab: Lab) -> None:
+    pytester.makepyfile(test_drift=DRIFT)
+    pytester.makeini("[pytest]\nmh_verify_paths =\n    /etc\n")
+    result = run(pytester, engine_lab, "--mh-verify-rollback")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*drift not rolled back*", "*server1: /etc/untracked.conf: created*"])
+    server = next(host for host in engine_lab.hosts if host.name == "server1")
+    # Clean the drift the test made on purpose, so that the lab is as before for the other tests.
+    import subprocess
+
+    subprocess.run(["ssh", "-F", str(engine_lab.ssh_config_path), server.name, "rm -f /etc/untracked.conf"], check=True)
+
+
+SECRETS = HEADER + textwrap.dedent("""
+    import logging
+
+    @pytest.mark.topology(SYSV)
+    def test_secret_in_a_failing_module(server, caplog):
+        caplog.set_level(logging.DEBUG)
+        secret = server.host.vars["mh_lab_user_password"]
+        with pytest.raises(ModuleError) as info:
+            server.host.ansible.run("ansible.builtin.command", cmd=f"sh -c 'echo {secret}; exit 3'")
+        assert secret not in str(info.value)
+        assert secret not in caplog.text
+        server.host.ansible.run("ansible.builtin.copy", dest="/etc/secret.conf", content=f"pw={secret}\\n")
+        raise AssertionError(f"report with {secret}")
+""")
+
+
+def test_secrets__masked_in_module_errors_logs_and_reports(pytester: pytest.Pytester, engine_lab: Lab) -> None:
+    pytester.makepyfile(test_secret=SECRETS)
+    result = run(pytester, engine_lab, "-rA", "--log-level=DEBUG")
+    result.assert_outcomes(failed=1)
+    password = engine_lab.passwords_path.read_text().split(":", 1)[1].strip()
+    assert len(password) > 8
+    output = result.stdout.str() + result.stderr.str()
+    assert password not in output
+    assert "report with ********" in output
