@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, final
 
-from ._private.executor import mask_args
-from ._private.secrets import secrets
+from ._private.secrets import mask_args, secrets
 from .errors import ModuleError
 
 if TYPE_CHECKING:

@@ -80,7 +80,7 @@ def _collect_script(patterns: Iterable[str], archive: str) -> str:
     words = " ".join(_shell_glob(p) for p in patterns)
     quoted = shlex.quote(archive)
     return (
-        f"umask 077\nlist={quoted}.list\n: > \"$list\" || exit 3\nn=0\n"
+        f'umask 077\nlist={quoted}.list\n: > "$list" || exit 3\nn=0\n'
         f"for f in {words}; do\n"
         '  case "$f" in /*) ;; *) f="$PWD/$f" ;; esac\n'
         '  if [ -e "$f" ] || [ -L "$f" ]; then printf \'%s\\n\' "${f#/}" >> "$list"; n=$((n+1)); fi\n'

@@ -18,11 +18,11 @@ from typing import Any, Protocol, final
 
 from ..errors import HostUnreachableError
 from .inventory import Inventory, _plain
-from .secrets import MASK, secrets
+from .secrets import mask_args, secrets
 from .transport import _init_ansible
 from .vault import vault_context
 
-__all__ = ["ModuleExecutor", "StandardExecutor", "mask_args"]
+__all__ = ["ModuleExecutor", "StandardExecutor"]
 
 logger = logging.getLogger("pytest_mh_ansible.modules")
 ansible_logger = logging.getLogger("pytest_mh_ansible.ansible")
@@ -82,14 +82,6 @@ class ModuleExecutor(Protocol):
     def close(self) -> None:
         """Release connections and temporary files; the executor may be used again afterwards."""
         ...
-
-
-def mask_args(args: Mapping[str, Any], *, no_log: bool = False) -> dict[str, Any]:
-    """Module arguments fit for logs and messages: every value hidden with ``no_log``, else secrets masked."""
-    if no_log:
-        return {str(key): MASK for key in args}
-    masked = secrets.mask_data(dict(args))
-    return dict(masked) if isinstance(masked, Mapping) else {}
 
 
 class _NullQueue:

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["MASK", "SECRET_NAME_RE", "SecretStore", "is_secret_name", "secrets"]
+__all__ = ["MASK", "SECRET_NAME_RE", "SecretStore", "is_secret_name", "mask_args", "secrets"]
 
 MASK = "********"
 
@@ -92,3 +92,11 @@ class SecretStore:
 
 secrets = SecretStore()
 """The store of this process."""
+
+
+def mask_args(args: Mapping[str, Any], *, no_log: bool = False) -> dict[str, Any]:
+    """Module arguments fit for logs and messages: every value hidden with ``no_log``, else secrets masked."""
+    if no_log:
+        return {str(key): MASK for key in args}
+    masked = secrets.mask_data(dict(args))
+    return dict(masked) if isinstance(masked, Mapping) else {}

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mh_ansible._private.executor import mask_args
-from pytest_mh_ansible._private.secrets import MASK, secrets
+from pytest_mh_ansible._private.secrets import MASK, mask_args, secrets
 from pytest_mh_ansible.errors import HostUnreachableError, ModuleError
 from pytest_mh_ansible.host import MultihostHost
 from pytest_mh_ansible.modules import HostModules, ModuleResult
