@@ -186,6 +186,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "require(condition, reason): skip the test unless condition(**fixtures) is true (pytest-mh-ansible).",
     )
+    reporting.register_markers(config)
     config.stash[FIXTURES_KEY] = set()
     sources = _inventory_sources(config)
     lab_spec = config.getoption("mh_lab")

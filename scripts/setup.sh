@@ -20,5 +20,5 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[dev]'
+.venv/bin/python -m pip install -q -e '.[dev,collections]'
 echo "setup: $(.venv/bin/python --version), $(.venv/bin/ansible --version | head -1), $(.venv/bin/pytest --version)"

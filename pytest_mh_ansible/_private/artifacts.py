@@ -25,6 +25,7 @@ PHASES = ("session_setup", "session_teardown", "topology_setup", "topology_teard
 """The phases an ``artifacts`` mapping may name."""
 
 _GLOB_CHARS = frozenset("*?[]")
+_PLAIN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,:@%=")
 _UNSAFE_RE = re.compile(r"[\x00-\x1f/\\]")
 
 
@@ -68,31 +69,26 @@ def _safe(part: str) -> str:
 
 
 def _shell_glob(pattern: str) -> str:
-    """``pattern`` for a shell word: glob characters stay active, every other character is literal."""
-    return "".join(char if char in _GLOB_CHARS else "\\" + char for char in pattern)
+    """``pattern`` for a shell word: glob characters stay active, every other special character is literal."""
+    return "".join(char if char in _GLOB_CHARS or char in _PLAIN_CHARS else "\\" + char for char in pattern)
 
 
 def _collect_script(patterns: Iterable[str], archive: str) -> str:
     """A /bin/sh script that expands the globs on the target and archives what exists into ``archive``.
 
-    Unmatched globs and missing paths are skipped. The script prints ``count=N`` (0: no archive).
+    Unmatched globs and missing paths are skipped; tar's status 1 (a file changed while read, as a
+    growing log does) is fine. The script prints ``count=N`` (0: no archive was made).
     """
     words = " ".join(_shell_glob(p) for p in patterns)
-    quoted = shlex.quote(archive)
+    out = shlex.quote(archive)
     return (
-        f'umask 077\nlist={quoted}.list\n: > "$list" || exit 3\nn=0\n'
-        f"for f in {words}; do\n"
-        '  case "$f" in /*) ;; *) f="$PWD/$f" ;; esac\n'
-        '  if [ -e "$f" ] || [ -L "$f" ]; then printf \'%s\\n\' "${f#/}" >> "$list"; n=$((n+1)); fi\n'
-        "done\n"
-        f'if [ "$n" -gt 0 ]; then\n'
-        f'  tar -czhf {quoted} -C / --ignore-failed-read --verbatim-files-from -T "$list" 2>/dev/null\n'
-        f"  rc=$?\n"
-        # 1: a file changed while read (a growing log); anything else means no usable archive.
-        f'  if [ "$rc" -gt 1 ]; then rm -f "$list" {quoted}; echo "tar failed rc=$rc" >&2; exit 4; fi\n'
-        f"  chmod 0644 {quoted}\n"
-        "fi\n"
-        'rm -f "$list"\necho "count=$n"\n'
+        f"umask 077; n=0; : > {out}.list || exit 3\n"
+        f"for f in {words}; do case $f in /*) ;; *) f=$PWD/$f ;; esac; "
+        f'if [ -e "$f" ] || [ -L "$f" ]; then printf "%s\\n" "${{f#/}}" >> {out}.list; n=$((n+1)); fi; done\n'
+        f"if [ $n -gt 0 ]; then tar -czhf {out} -C / --ignore-failed-read --verbatim-files-from -T {out}.list "
+        f"2>/dev/null; rc=$?; [ $rc -le 1 ] || {{ rm -f {out}.list {out}; echo tar: rc=$rc >&2; exit 4; }}; "
+        f"chmod 0644 {out}; fi\n"
+        f"rm -f {out}.list; echo count=$n"
     )
 
 

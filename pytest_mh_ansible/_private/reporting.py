@@ -2,16 +2,479 @@
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
+import contextlib
+import logging
+import os
+from collections.abc import Generator, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, final
 
 import pytest
 
-__all__ = ["addoption", "configure"]
+from ..errors import HostUnreachableError
+from .artifacts import artifact_patterns, fetch_artifacts, test_directory
+from .logs import LogTap
+from .reachability import DeadHosts
+from .signals import Interrupts, TestTimer
+
+if TYPE_CHECKING:
+    from ..host import MultihostHost
+    from ..marks import TopologyMark
+    from .session import ActiveTopology, MultihostSession
+
+__all__ = ["addoption", "configure", "register_markers"]
+
+log = logging.getLogger("pytest_mh_ansible.artifacts")
+
+MODES = ("never", "on-failure", "always")
+PLUGIN_NAME = "mh-ansible-reporting"
+
+
+class _CollectArtifactsAction(argparse.Action):
+    """``--mh-collect-artifacts [WHEN]``: bare means ``always``, and never swallows a test path after it.
+
+    argparse gives an optional value to the flag whatever follows it, so ``--mh-collect-artifacts
+    tests/x.py`` would take the path as WHEN. A value that is not a mode but names an existing
+    path is handed back to pytest's positional arguments instead.
+    """
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None
+    ) -> None:
+        if values is None or values in MODES:
+            setattr(namespace, self.dest, values if values is not None else self.const)
+            return
+        value = str(values)
+        if not os.path.exists(value.partition("::")[0]):
+            raise argparse.ArgumentError(self, f"invalid choice: {value!r} (choose from {', '.join(MODES)})")
+        setattr(namespace, self.dest, self.const)
+        stray: list[str] = getattr(namespace, "_mh_stray_args", [])
+        if value not in stray:
+            namespace._mh_stray_args = [*stray, value]
+        for action in parser._actions:
+            if action.dest == "file_or_dir" and not isinstance(action, _PositionalsWithStray):
+                action.__class__ = _PositionalsWithStray
+
+
+class _PositionalsWithStray(argparse._StoreAction):
+    """pytest's ``file_or_dir`` positional, with the paths ``--mh-collect-artifacts`` took by mistake put first."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None
+    ) -> None:
+        stray = getattr(namespace, "_mh_stray_args", [])
+        setattr(namespace, self.dest, [*stray, *[v for v in values or [] if v not in stray]])
 
 
 def addoption(group: Any, parser: pytest.Parser) -> None:
     """Add the reporting options to the plugin's option group (called from ``plugin.pytest_addoption``)."""
+    group.addoption(
+        "--mh-collect-artifacts",
+        dest="mh_collect_artifacts",
+        action=_CollectArtifactsAction,
+        nargs="?",
+        const="always",
+        default=None,
+        metavar="WHEN",
+        help="Fetch the hosts' artifacts (mh_artifacts) and write per-test logs: never, on-failure "
+        "(default) or always (also the bare flag).",
+    )
+    group.addoption(
+        "--mh-artifacts-dir",
+        dest="mh_artifacts_dir",
+        default=None,
+        metavar="DIR",
+        help="Where artifacts and per-test logs go (default: ./artifacts, relative to the invocation directory).",
+    )
+    group.addoption(
+        "--mh-compress-artifacts",
+        dest="mh_compress_artifacts",
+        action="store_true",
+        default=False,
+        help="Keep each host's artifacts as one .tar.gz instead of unpacking them.",
+    )
+    group.addoption(
+        "--mh-log-path",
+        dest="mh_log_path",
+        default=None,
+        metavar="FILE",
+        help="Also write every command, playbook and rollback line of the session (all tests) to FILE.",
+    )
+    group.addoption(
+        "--mh-show-hosts",
+        dest="mh_show_hosts",
+        action="store_true",
+        default=False,
+        help="Show the inventory's roles, hosts and the collected tests' topologies, then exit without running tests.",
+    )
+    group.addoption(
+        "--mh-timeout",
+        dest="mh_timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="Stop a test on hosts that runs longer (its teardown and rollback still run); "
+        "@pytest.mark.mh_timeout(seconds) overrides it per test.",
+    )
+    parser.addini("mh_collect_artifacts", "When to fetch artifacts: never, on-failure or always.", default="on-failure")
+    parser.addini("mh_artifacts_dir", "Where artifacts and per-test logs go.", default="artifacts")
+    parser.addini("mh_timeout", "Default time limit of a test on hosts, in seconds (0: none).", default="")
+
+
+def register_markers(config: pytest.Config) -> None:
+    """Register the reporting markers (needed with --strict-markers even without an inventory)."""
+    config.addinivalue_line(
+        "markers",
+        "mh_timeout(seconds): stop this test after that many seconds; its teardown and rollback still run "
+        "(pytest-mh-ansible).",
+    )
 
 
 def configure(config: pytest.Config) -> None:
     """Register the reporting hooks when a session exists (called from ``plugin.pytest_configure``)."""
+    from ..plugin import SESSION_KEY
+
+    session = config.stash.get(SESSION_KEY, None)
+    if session is None or config.pluginmanager.has_plugin(PLUGIN_NAME):
+        return
+    config.pluginmanager.register(ReportingPlugin(config, session), PLUGIN_NAME)
+
+
+def _mode(config: pytest.Config) -> str:
+    mode = config.getoption("mh_collect_artifacts") or str(config.getini("mh_collect_artifacts") or "on-failure")
+    if mode not in MODES:
+        raise pytest.UsageError(f"ini option mh_collect_artifacts: {mode!r} is not one of {', '.join(MODES)}")
+    return mode
+
+
+def _default_timeout(config: pytest.Config) -> float | None:
+    value = config.getoption("mh_timeout")
+    if value is None:
+        raw = str(config.getini("mh_timeout") or "").strip()
+        try:
+            value = float(raw) if raw else None
+        except ValueError:
+            raise pytest.UsageError(f"ini option mh_timeout: {raw!r} is not a number of seconds") from None
+    return value if value and value > 0 else None
+
+
+@final
+class ReportingPlugin:
+    """The reporting hooks of one session: artifacts, logs, JUnit properties, header, Ctrl-C and timeouts."""
+
+    def __init__(self, config: pytest.Config, session: MultihostSession) -> None:
+        self.config = config
+        self.session = session
+        self.mode = _mode(config)
+        self.compress = bool(config.getoption("mh_compress_artifacts"))
+        self.timeout = _default_timeout(config)
+        base = config.invocation_params.dir
+        root = Path(config.getoption("mh_artifacts_dir") or str(config.getini("mh_artifacts_dir") or "artifacts"))
+        self.root = root if root.is_absolute() else base / root
+        log_path = config.getoption("mh_log_path")
+        combined = None
+        if log_path:
+            combined = Path(log_path) if Path(log_path).is_absolute() else base / log_path
+            worker = os.environ.get("PYTEST_XDIST_WORKER")
+            if worker:  # one file per xdist worker: lines of parallel tests would interleave
+                combined = combined.with_name(f"{combined.stem}-{worker}{combined.suffix}")
+        self.tap = LogTap(combined)
+        self.dead = DeadHosts()
+        self.interrupts = Interrupts(self._say)
+        self.timer = TestTimer()
+        self._failed: dict[str, bool] = {}
+        self._skipped: set[str] = set()
+        self._collected: set[str] = set()
+        self._seen_hosts: set[str] = set()
+        self._host_tests: set[str] = set()
+        self._topologies: dict[str, TopologyMark] = {}
+        self._wrap_session()
+
+    # -- session wrapping (the only way in without changing session.py) ------------------------------
+    def _wrap_session(self) -> None:
+        session = self.session
+        original_host = session.host
+        original_enter = session.enter
+        original_leave = session.leave
+        original_shutdown = session.shutdown
+
+        def host(name: str) -> MultihostHost:
+            obj = original_host(name)
+            self.dead.guard(obj)
+            return obj
+
+        def enter(mark: TopologyMark) -> ActiveTopology:
+            previous = session.active
+            active = original_enter(mark)
+            if active is not previous:
+                self._entered(active)
+            return active
+
+        def leave() -> None:
+            active = session.active
+            failed = True
+            try:
+                original_leave()
+                failed = False
+            finally:
+                if active is not None and active.set_up:
+                    self._collect_scope("topology_teardown", active, failed)
+
+        def shutdown() -> list[Exception]:
+            states: dict[str, Any] = getattr(session, "_host_state", {})
+            hosts = [name for name, err in states.items() if err is None]
+            errors = original_shutdown()
+            if self._wanted(bool(errors)) and hosts:
+                for name in hosts:
+                    self._fetch(session.host(name), "session_teardown", self.root / "session" / name)
+                for name in hosts:
+                    with contextlib.suppress(Exception):
+                        session.host(name)._mh_close()
+            return errors
+
+        setattr(session, "host", host)  # noqa: B010 - instance attributes shadow the methods
+        setattr(session, "enter", enter)  # noqa: B010
+        setattr(session, "leave", leave)  # noqa: B010
+        setattr(session, "shutdown", shutdown)  # noqa: B010
+
+    def _entered(self, active: ActiveTopology) -> None:
+        """A topology was set up (or failed to): fetch session-setup and topology-setup artifacts as asked."""
+        states: dict[str, Any] = getattr(self.session, "_host_state", {})
+        for name in active.assignment.hosts:
+            if name in self._seen_hosts or name not in states:
+                continue
+            self._seen_hosts.add(name)
+            err = states[name]
+            if isinstance(err, HostUnreachableError):
+                continue
+            if self._wanted(err is not None):
+                self._fetch(self.session.host(name), "session_setup", self.root / "session" / name)
+        if active.set_up or not isinstance(active.error, HostUnreachableError):
+            self._collect_scope("topology_setup", active, active.error is not None)
+
+    def _collect_scope(self, phase: str, active: ActiveTopology, failed: bool) -> None:
+        if not self._wanted(failed):
+            return
+        states: dict[str, Any] = getattr(self.session, "_host_state", {})
+        for name in active.assignment.hosts:
+            if states.get(name, False) is not None:  # never set up, or its setup failed
+                continue
+            host = self.session.host(name)
+            extra = artifact_patterns(active.mark.controller, phase)
+            self._fetch(host, phase, self.root / "topologies" / active.mark.name / name, extra)
+
+    def _wanted(self, failed: bool) -> bool:
+        return self.mode == "always" or (self.mode == "on-failure" and failed)
+
+    def _fetch(self, host: MultihostHost, phase: str, destination: Path, extra: Iterable[str] = ()) -> None:
+        """Fetch ``host``'s artifacts of ``phase``; a failure is logged, never raised (it must not hide the test's)."""
+        if host.name in self.dead:
+            return
+        patterns = [*artifact_patterns(host, phase), *extra]
+        if not patterns:
+            return
+        try:
+            fetch_artifacts(host, patterns, destination, compress=self.compress)
+        except Exception as err:
+            log.warning("%s: could not fetch %s artifacts into %s: %s", host.name, phase, destination, err)
+
+    def _say(self, line: str) -> None:
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        capman = self.config.pluginmanager.get_plugin("capturemanager")
+        disabled = capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext()
+        with disabled:
+            if reporter is not None:
+                reporter.write_line(line, yellow=True, bold=True)
+        self.tap.mark(line)
+
+    # -- session ---------------------------------------------------------------------------------
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.tap.install()
+        self.interrupts.install()
+        self.tap.mark(f"session start: inventory {', '.join(self.session.options.sources)}")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
+        self.tap.mark("session teardown")
+        yield
+        if self.config.getoption("mh_show_hosts") and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK
+        self.tap.mark(f"session end: exit status {int(session.exitstatus)}")
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.interrupts.uninstall()
+        self.tap.uninstall()
+
+    # -- header, --mh-show-hosts -----------------------------------------------------------------
+    def _hosts_lines(self) -> list[str]:
+        session = self.session
+        count = len(session.host_infos)
+        lines = [f"mh-ansible inventory: {', '.join(session.options.sources)} ({count} host{'s' * (count != 1)})"]
+        for domain, roles in session.roles_map().items():
+            mapping = "; ".join(f"{role}: {', '.join(hosts)}" for role, hosts in roles.items())
+            lines.append(f"mh-ansible domain {domain!r}: {mapping}")
+        return lines
+
+    def _topology_lines(self, items: Sequence[pytest.Item]) -> list[str]:
+        from ..plugin import MARK_KEY
+
+        marks: dict[str, TopologyMark] = {}
+        for item in items:
+            mark = item.stash.get(MARK_KEY, None)
+            if mark is not None:
+                marks.setdefault(mark.name, mark)
+        self._topologies = marks
+        lines = []
+        for name, mark in marks.items():
+            resolved = self.session.resolve(mark)
+            if isinstance(resolved, str):
+                lines.append(f"mh-ansible topology {name!r}: not runnable: {resolved}")
+            else:
+                slots = "; ".join(f"{d}.{r}: {', '.join(hosts)}" for (d, r), hosts in resolved.slots.items())
+                lines.append(f"mh-ansible topology {name!r}: runnable ({slots})")
+        return lines
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        return self._hosts_lines()
+
+    def pytest_report_collectionfinish(self, config: pytest.Config, items: Sequence[pytest.Item]) -> list[str]:
+        if config.getoption("mh_show_hosts"):
+            return []
+        return self._topology_lines(items)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        if not self.config.getoption("mh_show_hosts"):
+            return None
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        lines = [*self._hosts_lines(), *self._topology_lines(session.items)]
+        if reporter is not None:
+            reporter.write_sep("=", "pytest-mh-ansible: hosts and topologies")
+            for line in lines:
+                reporter.write_line(line)
+        return True
+
+    # -- per test --------------------------------------------------------------------------------
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self._failed[nodeid] = False
+        self.tap.begin(nodeid)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            self._failed[report.nodeid] = True
+        if report.when == "setup" and report.skipped:
+            self._skipped.add(report.nodeid)
+        self.tap.mark(f"{report.when}: {report.outcome}")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        from ..plugin import MARK_KEY
+
+        mark = item.stash.get(MARK_KEY, None)
+        self.tap.mark(f"setup {item.nodeid}")
+        if mark is None:
+            return
+        self._host_tests.add(item.nodeid)
+        resolved = self.session.resolve(mark)
+        if isinstance(resolved, str):
+            return
+        self._add_properties(item, mark.name, resolved.slots)
+        for name in resolved.hosts:
+            if name in self.dead:
+                if self.session.options.unreachable == "skip":
+                    pytest.skip(str(self.dead.error(name)))
+                raise self.dead.error(name)
+
+    @staticmethod
+    def _add_properties(item: pytest.Item, topology: str, slots: dict[tuple[str, str], tuple[str, ...]]) -> None:
+        """JUnit XML properties: ``mh_topology``, ``mh_hosts``, ``mh_role:<role>`` (``<domain>.<role>`` if needed)."""
+        if any(name == "mh_topology" for name, _ in item.user_properties):
+            return
+        hosts = list(dict.fromkeys(h for names in slots.values() for h in names))
+        item.user_properties.append(("mh_topology", topology))
+        item.user_properties.append(("mh_hosts", ",".join(hosts)))
+        domains = {domain for domain, _ in slots}
+        for (domain, role), names in slots.items():
+            key = role if len(domains) == 1 else f"{domain}.{role}"
+            item.user_properties.append((f"mh_role:{key}", ",".join(names)))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        self.tap.mark(f"call {item.nodeid}")
+        seconds = self._timeout(item)
+        if seconds is not None:
+            why = self.timer.start(item.nodeid, seconds)
+            if why is not None:
+                log.warning("%s: mh_timeout of %g s not applied: %s", item.nodeid, seconds, why)
+        try:
+            yield
+        finally:
+            self.timer.cancel()
+
+    def _timeout(self, item: pytest.Item) -> float | None:
+        from ..plugin import MARK_KEY
+
+        marker = item.get_closest_marker("mh_timeout")
+        if marker is not None:
+            value: Any = marker.args[0] if marker.args else marker.kwargs.get("seconds")
+            try:
+                seconds = float(value)
+            except (TypeError, ValueError):
+                raise pytest.UsageError(f"{item.nodeid}: mh_timeout needs a number of seconds, got {value!r}") from None
+            return seconds if seconds > 0 else None
+        return self.timeout if MARK_KEY in item.stash else None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        self.tap.mark(f"teardown {item.nodeid}")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+        outcome = yield
+        report: pytest.TestReport = outcome.get_result()
+        from ..plugin import MARK_KEY
+
+        if MARK_KEY not in item.stash or self.mode == "never" or item.nodeid in self._collected:
+            return
+        if report.when == "setup" and report.skipped:
+            return
+        failed = report.failed or (self._failed.get(item.nodeid, False) and report.when == "teardown")
+        # After the call (before any teardown) when asked always; else right after the failing phase.
+        if (self.mode == "always" and report.when in ("call", "teardown")) or failed:
+            self._collected.add(item.nodeid)
+            destination = self.root / test_directory(item.nodeid)
+            self._collect_test(item, destination)
+            report.sections.append(("mh artifacts", f"artifacts and log of this test: {destination}"))
+
+    def _collect_test(self, item: pytest.Item, destination: Path) -> None:
+        from ..plugin import FIXTURE_KEY, MARK_KEY
+
+        fixture = item.stash.get(FIXTURE_KEY, None)
+        if fixture is not None:
+            for role in fixture.roles:
+                extra = [*artifact_patterns(role, "test")]
+                for utility in role.utilities:
+                    extra += artifact_patterns(utility, "test")
+                self._fetch(role.host, "test", destination / role.role / role.host.name, extra)
+            return
+        resolved = self.session.resolve(item.stash[MARK_KEY])
+        if isinstance(resolved, str):
+            return
+        for (_, role_name), names in resolved.slots.items():
+            for name in names:
+                if getattr(self.session, "_host_state", {}).get(name, False) is None:
+                    self._fetch(self.session.host(name), "test", destination / role_name / name)
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        lines = self.tap.end()
+        wanted = nodeid not in self._skipped and self._wanted(self._failed.pop(nodeid, False))
+        self._skipped.discard(nodeid)
+        if not wanted or nodeid not in self._host_tests:
+            return
+        path = self.root / test_directory(nodeid) / "test.log"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        except OSError as err:
+            log.warning("could not write the log of %s to %s: %s", nodeid, path, err)

@@ -29,12 +29,14 @@ CHANGES = HEADER + textwrap.dedent("""
         return host.conn.run(
             "stat -c '%a %U %G' /etc/hosts; md5sum /etc/hosts; ls -la /etc/mh-test-dir 2>&1 | head -1; "
             "test -e /etc/app.conf && cat /etc/app.conf; getent passwd alice bob; getent group staffers; "
+            "ls /etc/mh-app.ini /etc/mh-templated.conf 2>&1; "
             "dpkg-query -W -f='${db:Status-Abbrev}' tree 2>/dev/null; "
             "service mh-demo status >/dev/null 2>&1; echo svc=$?",
             raise_on_error=False,
         ).stdout
 
     BEFORE = {}
+    TEMPLATE = str(__import__("pathlib").Path(__file__).parent / "app.conf.j2")
 
     @pytest.mark.topology(SYSV)
     def test_0_record_the_clean_state(server):
@@ -56,6 +58,9 @@ CHANGES = HEADER + textwrap.dedent("""
         run("ansible.builtin.file", path="/etc/hosts", mode="0600")
         run("ansible.builtin.file", path="/etc/mh-test-dir/sub", state="directory")
         run("ansible.builtin.blockinfile", path="/etc/app.conf", block="debug = true")
+        run("community.general.ini_file", path="/etc/mh-app.ini", section="main", option="port", value="8080")
+        run("ansible.builtin.template", src=TEMPLATE, dest="/etc/mh-templated.conf")
+        assert server.host.conn.run("cat /etc/mh-templated.conf").stdout == "host server1\\n"
         run("ansible.builtin.group", name="staffers")
         run("ansible.builtin.user", name="alice", groups=["staffers"])
         run("ansible.builtin.user", name="bob", shell="/bin/false", state="present")
@@ -86,16 +91,19 @@ CHANGES = HEADER + textwrap.dedent("""
     def test_5_undo_of_a_deleted_user_recreates_it(server):
         server.host.ansible.run("ansible.builtin.user", name="labuser", state="absent")
         assert server.host.conn.run("getent passwd labuser", raise_on_error=False).rc == 2
+        assert server.host.ansible.run("ansible.builtin.package", name="tree", state="present").changed
 
     @pytest.mark.topology(SYSV)
     def test_6_user_is_back_with_its_uid_and_shell(server):
         entry = server.host.conn.run("getent passwd labuser").stdout.split(":")
         assert entry[0] == "labuser" and entry[6].strip() == "/bin/bash"
+        assert server.host.conn.run("command -v tree", raise_on_error=False).rc == 1
 """)
 
 
 def test_rollback__every_change_is_undone_after_a_failing_test(pytester: pytest.Pytester, engine_lab: Lab) -> None:
     pytester.makepyfile(test_changes=CHANGES)
+    pytester.path.joinpath("app.conf.j2").write_text("host {{ inventory_hostname }}\n")
     result = run(pytester, engine_lab, "-v", "-rA")
     result.assert_outcomes(passed=6, failed=1)
     result.stdout.fnmatch_lines(["*test_1_change_everything_then_fail*FAILED*", "*test_2_everything_is_back*PASSED*"])
