@@ -97,7 +97,7 @@ CHANGES = HEADER + textwrap.dedent("""
     def test_6_user_is_back_with_its_uid_and_shell(server):
         entry = server.host.conn.run("getent passwd labuser").stdout.split(":")
         assert entry[0] == "labuser" and entry[6].strip() == "/bin/bash"
-        assert server.host.conn.run("command -v tree", raise_on_error=False).rc == 1
+        assert server.host.conn.run("test -e /usr/bin/tree", raise_on_error=False).rc == 1
 """)
 
 

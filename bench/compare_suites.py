@@ -1,0 +1,375 @@
+"""Generated pytest suites of ``bench/compare.py``: one directory per tool variant, the same test files in each.
+
+The test files call a small ``ops`` fixture (write a file, restart a service, add a user, run a command)
+and a ``TOPOLOGY`` mark; each variant's ``conftest.py`` and ``bench_topology.py`` implement them with
+its own tool:
+
+* ``pytest-mh``: pytest-mh 1.0.x public API -- ``MultihostConfig`` set through ``pytest_plugin_registered``,
+  ``LinuxFileSystem.write``, ``SystemdServices.restart`` (role utilities, postponed setup: pytest-mh's
+  fastest documented mode) and a ``useradd``/``userdel`` utility of the bench's own (pytest-mh has none).
+* ``ours-raw``: pytest-mh-ansible, ``host.conn.run`` with a hand-made backup/undo fixture.
+* ``ours-mod``: pytest-mh-ansible, ``host.ansible.run(...)``; the rollback journal undoes every change.
+
+Every run loads ``bench_timing`` (``-p bench_timing``), which writes per-test times to ``$BENCH_OUT``.
+"""
+
+from __future__ import annotations
+
+import random
+import textwrap
+from pathlib import Path
+
+__all__ = ["VARIANTS", "write_variant"]
+
+# variant key -> label in the tables
+VARIANTS: dict[str, str] = {
+    "pytest-mh": "pytest-mh",
+    "ours-raw": "ours (raw commands)",
+    "ours-mod": "ours (modules + journal)",
+}
+
+SERVICE = "blsvc.service"
+CONF = "/etc/bl-app.conf"
+
+TIMING_PLUGIN = '''\
+"""Per-test timing of the compare bench (loaded with -p bench_timing); writes $BENCH_OUT at session end."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+import pytest
+
+DATA: dict[str, Any] = {"tests": {}, "first_call": None, "collected": None, "outcomes": {}, "extra": {}}
+
+
+def record(key: str, value: Any) -> None:
+    """Extra data of a test (the raw-command timings)."""
+    DATA["extra"][key] = value
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    DATA["collected"] = time.time()
+
+
+def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    DATA["tests"].setdefault(nodeid, {})["start"] = time.perf_counter()
+
+
+def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
+    DATA["tests"].setdefault(nodeid, {})["finish"] = time.perf_counter()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    if DATA["first_call"] is None:
+        DATA["first_call"] = time.time()
+    start = time.perf_counter()
+    yield
+    DATA["tests"].setdefault(item.nodeid, {})["call"] = time.perf_counter() - start
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call" or report.outcome != "passed":
+        previous = DATA["outcomes"].get(report.nodeid)
+        if previous in (None, "passed"):
+            DATA["outcomes"][report.nodeid] = report.outcome
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    DATA["exitstatus"] = int(exitstatus)
+    with open(os.environ["BENCH_OUT"], "w") as f:
+        json.dump(DATA, f)
+'''
+
+PYTEST_MH_TOPOLOGY = """\
+from pytest_mh import Topology, TopologyDomain, TopologyMark
+
+TOPOLOGY = TopologyMark(
+    "bench",
+    Topology(TopologyDomain("default", client=1, server=2)),
+    fixtures=dict(client="default.client[0]", server1="default.server[0]", server2="default.server[1]"),
+)
+"""
+
+OURS_TOPOLOGY = PYTEST_MH_TOPOLOGY.replace("from pytest_mh import", "from pytest_mh_ansible import")
+
+PYTEST_MH_CONFTEST = '''\
+"""pytest-mh side of the bench: configuration classes, role utilities and the ``ops`` fixture."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pytest_mh import (
+    MultihostConfig,
+    MultihostDomain,
+    MultihostHost,
+    MultihostPlugin,
+    MultihostRole,
+    MultihostUtility,
+)
+from pytest_mh.utils.fs import LinuxFileSystem
+from pytest_mh.utils.services import SystemdServices
+
+pytest_plugins = ("pytest_mh",)
+
+
+class BenchUsers(MultihostUtility[MultihostHost]):
+    """useradd in the test, userdel --remove in the role teardown (pytest-mh bundles no user utility)."""
+
+    def __init__(self, host: MultihostHost) -> None:
+        super().__init__(host)
+        self._added: list[str] = []
+
+    def useradd(self, name: str) -> None:
+        self.host.conn.run(f"useradd --create-home {name}")
+        self._added.append(name)
+
+    def teardown(self) -> None:
+        for name in reversed(self._added):
+            self.host.conn.run(f"userdel --remove {name}")
+        self._added.clear()
+        super().teardown()
+
+
+class BenchRole(MultihostRole[MultihostHost]):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fs = LinuxFileSystem(self.host).postpone_setup()
+        self.svc = SystemdServices(self.host).postpone_setup()
+        self.users = BenchUsers(self.host).postpone_setup()
+
+
+class BenchDomain(MultihostDomain["BenchConfig"]):
+    @property
+    def role_to_host_class(self) -> dict[str, type[MultihostHost]]:
+        return {"*": MultihostHost}
+
+    @property
+    def role_to_role_class(self) -> dict[str, type[MultihostRole]]:
+        return {"*": BenchRole}
+
+
+class BenchConfig(MultihostConfig):
+    @property
+    def id_to_domain_class(self) -> dict[str, type[MultihostDomain]]:
+        return {"*": BenchDomain}
+
+
+def pytest_plugin_registered(plugin: object) -> None:
+    if isinstance(plugin, MultihostPlugin):
+        plugin.config_class = BenchConfig
+
+
+class Ops:
+    def run(self, role: BenchRole, command: str) -> str:
+        return "\\n".join(role.host.conn.run(command).stdout_lines)
+
+    def write(self, role: BenchRole, path: str, content: str) -> None:
+        role.fs.write(path, content)
+
+    def restart(self, role: BenchRole, service: str) -> None:
+        role.svc.restart(service)
+
+    def useradd(self, role: BenchRole, name: str) -> None:
+        role.users.useradd(name)
+
+
+@pytest.fixture
+def ops() -> Ops:
+    return Ops()
+'''
+
+OURS_RAW_CONFTEST = '''\
+"""pytest-mh-ansible side, raw commands: the same operations by hand over host.conn.run, undone in teardown."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+
+class Ops:
+    """Mirrors pytest-mh's commands: backup, change; undo after the test, newest first."""
+
+    def __init__(self) -> None:
+        self.undo: list[Callable[[], None]] = []
+
+    def run(self, role: Any, command: str) -> str:
+        return str(role.host.conn.run(command).stdout.strip())
+
+    def write(self, role: Any, path: str, content: str) -> None:
+        conn = role.host.conn
+        qpath = shlex.quote(path)
+        saved = conn.run(
+            f"if [ -e {qpath} ]; then t=$(mktemp /tmp/bl.rollback.XXXXXXXX) && cp --force --archive {qpath} $t"
+            " && echo $t; fi"
+        ).stdout.strip()
+        conn.run(f"cat > {qpath}", input=content)
+        if saved:
+            self.undo.append(lambda: conn.run(f"cp --force --archive {saved} {qpath} && rm --force {saved}"))
+        else:
+            self.undo.append(lambda: conn.run(f"rm --force {qpath}"))
+
+    def restart(self, role: Any, service: str) -> None:
+        conn = role.host.conn
+        active = conn.run(f"systemctl is-active {service}", raise_on_error=False).rc == 0
+        conn.run(f"systemctl reset-failed {service}; systemctl restart {service}")
+        self.undo.append(lambda: conn.run(f"systemctl stop {service}" + (f" && systemctl start {service}" if active else "")))
+
+    def useradd(self, role: Any, name: str) -> None:
+        conn = role.host.conn
+        conn.run(f"useradd --create-home {name}")
+        self.undo.append(lambda: conn.run(f"userdel --remove {name}"))
+
+
+@pytest.fixture
+def ops() -> Iterator[Ops]:
+    o = Ops()
+    yield o
+    for undo in reversed(o.undo):
+        undo()
+'''
+
+OURS_MOD_CONFTEST = '''\
+"""pytest-mh-ansible side, modules: host.ansible.run; the rollback journal undoes every change after the test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+class Ops:
+    def run(self, role: Any, command: str) -> str:
+        return str(role.host.conn.run(command).stdout.strip())
+
+    def write(self, role: Any, path: str, content: str) -> None:
+        role.host.ansible.run("ansible.builtin.copy", dest=path, content=content)
+
+    def restart(self, role: Any, service: str) -> None:
+        role.host.ansible.run("ansible.builtin.service", name=service, state="restarted")
+
+    def useradd(self, role: Any, name: str) -> None:
+        role.host.ansible.run("ansible.builtin.user", name=name, state="present")
+
+
+@pytest.fixture
+def ops() -> Ops:
+    return Ops()
+'''
+
+HEADER = """\
+import time
+
+import pytest
+
+import bench_timing
+from bench_topology import TOPOLOGY
+"""
+
+
+def raw_test(warmup: int, calls: int) -> str:
+    """One test: ``true`` on server1, ``warmup`` untimed calls, then ``calls`` timed ones (ms, in order)."""
+    return HEADER + textwrap.dedent(
+        f"""
+
+        @pytest.mark.topology(TOPOLOGY)
+        def test_raw(server1):
+            conn = server1.host.conn
+            for _ in range({warmup}):
+                conn.run("true")
+            times = []
+            for _ in range({calls}):
+                start = time.perf_counter()
+                conn.run("true")
+                times.append((time.perf_counter() - start) * 1000)
+            bench_timing.record("raw_ms", times)
+        """
+    )
+
+
+def ops_tests(reps: int, seed: int) -> str:
+    """``reps`` tests of each kind (empty, write, restart, useradd) on server1, in a shuffled order."""
+    kinds = ["empty", "write", "restart", "useradd"]
+    order = [(kind, i) for kind in kinds for i in range(reps)]
+    random.Random(seed).shuffle(order)
+    bodies = {
+        "empty": "pass",
+        "write": f'ops.write(server1, "{CONF}", "value = {{n}}\\n")',
+        "restart": f'ops.restart(server1, "{SERVICE}")',
+        "useradd": 'ops.useradd(server1, "bluser")',
+    }
+    out = [HEADER]
+    for n, (kind, _) in enumerate(order):
+        body = bodies[kind].replace("{n}", str(n))
+        out.append(f"\n\n@pytest.mark.topology(TOPOLOGY)\ndef test_{n:03d}_{kind}(ops, server1):\n    {body}\n")
+    return "".join(out)
+
+
+def suite_tests(count: int) -> str:
+    """``count`` tests over client + 2 servers: a file write, a restart or a useradd (alternating), 2 commands."""
+    out = [HEADER]
+    for n in range(count):
+        second = f'ops.restart(server2, "{SERVICE}")' if n % 2 == 0 else 'ops.useradd(server2, "bluser")'
+        out.append(
+            f"\n\n@pytest.mark.topology(TOPOLOGY)\ndef test_{n:03d}(ops, client, server1, server2):\n"
+            f'    ops.write(server1, "{CONF}", "value = {n}\\n")\n'
+            f"    {second}\n"
+            f'    ops.run(client, "hostname")\n'
+            f'    ops.run(server1, "cat {CONF}")\n'
+        )
+    return "".join(out)
+
+
+def start_test() -> str:
+    """One empty test over the 3-host topology (session start)."""
+    return HEADER + '\n\n@pytest.mark.topology(TOPOLOGY)\ndef test_start(client, server1, server2):\n    pass\n'
+
+
+def settings_test(raw_calls: int, module_calls: int) -> str:
+    """Raw ``true`` and ``ansible.builtin.ping`` on server1 (ours only), times in ms."""
+    return HEADER + textwrap.dedent(
+        f"""
+
+        @pytest.mark.topology(TOPOLOGY)
+        def test_settings(server1):
+            host = server1.host
+            for _ in range(5):
+                host.conn.run("true")
+            raw = []
+            for _ in range({raw_calls}):
+                start = time.perf_counter()
+                host.conn.run("true")
+                raw.append((time.perf_counter() - start) * 1000)
+            host.ansible.run("ansible.builtin.ping")
+            mod = []
+            for _ in range({module_calls}):
+                start = time.perf_counter()
+                host.ansible.run("ansible.builtin.ping")
+                mod.append((time.perf_counter() - start) * 1000)
+            bench_timing.record("raw_ms", raw)
+            bench_timing.record("module_ms", mod)
+        """
+    )
+
+
+def write_variant(directory: Path, variant: str) -> Path:
+    """Create ``directory`` with the plugin, conftest and topology of ``variant``; the test files come later."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "pytest.ini").write_text("[pytest]\nconsole_output_style = classic\n")
+    (directory / "bench_timing.py").write_text(TIMING_PLUGIN)
+    conftest = {"pytest-mh": PYTEST_MH_CONFTEST, "ours-raw": OURS_RAW_CONFTEST, "ours-mod": OURS_MOD_CONFTEST}[variant]
+    (directory / "conftest.py").write_text(conftest)
+    topology = PYTEST_MH_TOPOLOGY if variant == "pytest-mh" else OURS_TOPOLOGY
+    (directory / "bench_topology.py").write_text(topology)
+    return directory
