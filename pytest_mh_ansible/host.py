@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from ._private.playbooks import PlaybookRunner
     from .conn import Connection
     from .modules import HostModules
+    from .rollback import RollbackJournal
     from .playbook import PlaybookResult
 
 __all__ = ["MultihostHost"]
@@ -52,6 +53,7 @@ class MultihostHost:
         self._conn: Connection | None = None
         self._mh_playbooks: PlaybookRunner | None = None
         self._mh_modules: HostModules | None = None
+        self._mh_journal: RollbackJournal | None = None
 
     @property
     def conn(self) -> Connection:
@@ -74,6 +76,21 @@ class MultihostHost:
 
             raise MultihostError(f"host {self.name!r}: Ansible modules need a pytest-mh-ansible session")
         return self._mh_modules
+
+    @property
+    def journal(self) -> RollbackJournal:
+        """The session's rollback journal: record the inverse of a change made without a module.
+
+        Example::
+
+            host.conn.run("nft add table inet t")
+            host.journal.record(host, "nft table inet t", lambda: host.conn.run("nft delete table inet t"))
+        """
+        if self._mh_journal is None:
+            from .errors import MultihostError
+
+            raise MultihostError(f"host {self.name!r}: the rollback journal needs a pytest-mh-ansible session")
+        return self._mh_journal
 
     @property
     def mh_vars(self) -> dict[str, Any]:

@@ -139,6 +139,7 @@ class MultihostSession:
             host = cls(name, roles=info.roles, domain=info.domain, variables=self.inventory.host(name).variables)
             host._mh_playbooks = self.playbooks
             host._mh_modules = HostModules(host, _LazyExecutor(self), recorder=self._recorder)
+            host._mh_journal = self.journal
             self._hosts[name] = host
         return host
 
