@@ -9,8 +9,18 @@ if TYPE_CHECKING:
     from ._private.playbooks import PlaybookRunner
     from .conn import Connection
     from .modules import HostModules
-    from .rollback import RollbackJournal
     from .playbook import PlaybookResult
+    from .rollback import RollbackJournal
+    from .utils.config import ConfigFiles
+    from .utils.crashes import Crashes
+    from .utils.firewall import Firewall
+    from .utils.fs import FileSystem
+    from .utils.logs import Logs
+    from .utils.packages import Packages
+    from .utils.services import Services
+    from .utils.sysctl import Sysctl
+    from .utils.tc import TrafficControl
+    from .utils.users import Users
 
 __all__ = ["MultihostHost"]
 
@@ -91,6 +101,83 @@ class MultihostHost:
 
             raise MultihostError(f"host {self.name!r}: the rollback journal needs a pytest-mh-ansible session")
         return self._mh_journal
+
+    # -- bundled utilities: created on first use, every change recorded in the journal ----------
+    def _mh_utility(self, name: str, factory: type[Any]) -> Any:
+        cache: dict[str, Any] = self.__dict__.setdefault("_mh_utilities", {})
+        if name not in cache:
+            cache[name] = factory(self)
+        return cache[name]
+
+    @property
+    def fs(self) -> FileSystem:
+        """Files and directories (``host.fs.write(path, text)``); see :class:`~pytest_mh_ansible.utils.FileSystem`."""
+        from .utils.fs import FileSystem
+
+        return self._mh_utility("fs", FileSystem)  # type: ignore[no-any-return]
+
+    @property
+    def svc(self) -> Services:
+        """Services (``host.svc.restart(name)``); see :class:`~pytest_mh_ansible.utils.Services`."""
+        from .utils.services import Services
+
+        return self._mh_utility("svc", Services)  # type: ignore[no-any-return]
+
+    @property
+    def users(self) -> Users:
+        """Users and groups (``host.users.add(name)``); see :class:`~pytest_mh_ansible.utils.Users`."""
+        from .utils.users import Users
+
+        return self._mh_utility("users", Users)  # type: ignore[no-any-return]
+
+    @property
+    def pkg(self) -> Packages:
+        """Packages (``host.pkg.install(name)``); see :class:`~pytest_mh_ansible.utils.Packages`."""
+        from .utils.packages import Packages
+
+        return self._mh_utility("pkg", Packages)  # type: ignore[no-any-return]
+
+    @property
+    def sysctl(self) -> Sysctl:
+        """Kernel parameters; see :class:`~pytest_mh_ansible.utils.Sysctl`."""
+        from .utils.sysctl import Sysctl
+
+        return self._mh_utility("sysctl", Sysctl)  # type: ignore[no-any-return]
+
+    @property
+    def config_files(self) -> ConfigFiles:
+        """Configuration files (ini options, lines, blocks); see :class:`~pytest_mh_ansible.utils.ConfigFiles`."""
+        from .utils.config import ConfigFiles
+
+        return self._mh_utility("config_files", ConfigFiles)  # type: ignore[no-any-return]
+
+    @property
+    def firewall(self) -> Firewall:
+        """The firewall (``host.firewall.block_from(address)``); see :class:`~pytest_mh_ansible.utils.Firewall`."""
+        from .utils.firewall import Firewall
+
+        return self._mh_utility("firewall", Firewall)  # type: ignore[no-any-return]
+
+    @property
+    def tc(self) -> TrafficControl:
+        """Traffic control (delay, loss, rate); see :class:`~pytest_mh_ansible.utils.TrafficControl`."""
+        from .utils.tc import TrafficControl
+
+        return self._mh_utility("tc", TrafficControl)  # type: ignore[no-any-return]
+
+    @property
+    def logs(self) -> Logs:
+        """Logs since the test started; see :class:`~pytest_mh_ansible.utils.Logs`."""
+        from .utils.logs import Logs
+
+        return self._mh_utility("logs", Logs)  # type: ignore[no-any-return]
+
+    @property
+    def crashes(self) -> Crashes:
+        """Core dumps and denials during the test; see :class:`~pytest_mh_ansible.utils.Crashes`."""
+        from .utils.crashes import Crashes
+
+        return self._mh_utility("crashes", Crashes)  # type: ignore[no-any-return]
 
     @property
     def mh_vars(self) -> dict[str, Any]:

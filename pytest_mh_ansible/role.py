@@ -11,10 +11,23 @@ from .utility import MultihostUtility
 if TYPE_CHECKING:
     from .multihost import MultihostFixture
     from .playbook import PlaybookResult
+    from .utils import (
+        ConfigFiles,
+        Crashes,
+        FileSystem,
+        Firewall,
+        Logs,
+        Packages,
+        Services,
+        Sysctl,
+        TrafficControl,
+        Users,
+    )
 
 __all__ = ["MultihostRole"]
 
 HostT = TypeVar("HostT", bound=MultihostHost)
+
 
 
 class MultihostRole(Generic[HostT]):
@@ -43,6 +56,57 @@ class MultihostRole(Generic[HostT]):
         self.mh = mh
         self.role = role
         self.host = host
+
+    # -- the host's bundled utilities, as pytest-mh's users know them: ``server.fs.write(...)`` --
+    @property
+    def fs(self) -> FileSystem:
+        """The host's ``fs`` utility (see :class:`~pytest_mh_ansible.utils.FileSystem`)."""
+        return self.host.fs
+
+    @property
+    def svc(self) -> Services:
+        """The host's ``svc`` utility (see :class:`~pytest_mh_ansible.utils.Services`)."""
+        return self.host.svc
+
+    @property
+    def users(self) -> Users:
+        """The host's ``users`` utility (see :class:`~pytest_mh_ansible.utils.Users`)."""
+        return self.host.users
+
+    @property
+    def pkg(self) -> Packages:
+        """The host's ``pkg`` utility (see :class:`~pytest_mh_ansible.utils.Packages`)."""
+        return self.host.pkg
+
+    @property
+    def sysctl(self) -> Sysctl:
+        """The host's ``sysctl`` utility (see :class:`~pytest_mh_ansible.utils.Sysctl`)."""
+        return self.host.sysctl
+
+    @property
+    def config_files(self) -> ConfigFiles:
+        """The host's ``config_files`` utility (see :class:`~pytest_mh_ansible.utils.ConfigFiles`)."""
+        return self.host.config_files
+
+    @property
+    def firewall(self) -> Firewall:
+        """The host's ``firewall`` utility (see :class:`~pytest_mh_ansible.utils.Firewall`)."""
+        return self.host.firewall
+
+    @property
+    def tc(self) -> TrafficControl:
+        """The host's ``tc`` utility (see :class:`~pytest_mh_ansible.utils.TrafficControl`)."""
+        return self.host.tc
+
+    @property
+    def logs(self) -> Logs:
+        """The host's ``logs`` utility (see :class:`~pytest_mh_ansible.utils.Logs`)."""
+        return self.host.logs
+
+    @property
+    def crashes(self) -> Crashes:
+        """The host's ``crashes`` utility (see :class:`~pytest_mh_ansible.utils.Crashes`)."""
+        return self.host.crashes
 
     @property
     def utilities(self) -> list[MultihostUtility[MultihostHost]]:
