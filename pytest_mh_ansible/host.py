@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -102,82 +103,76 @@ class MultihostHost:
             raise MultihostError(f"host {self.name!r}: the rollback journal needs a pytest-mh-ansible session")
         return self._mh_journal
 
-    # -- bundled utilities: created on first use, every change recorded in the journal ----------
-    def _mh_utility(self, name: str, factory: type[Any]) -> Any:
-        cache: dict[str, Any] = self.__dict__.setdefault("_mh_utilities", {})
-        if name not in cache:
-            cache[name] = factory(self)
-        return cache[name]
-
-    @property
+    # -- bundled utilities: created on first use (a subclass may assign its own in __init__) -----
+    @cached_property
     def fs(self) -> FileSystem:
         """Files and directories (``host.fs.write(path, text)``); see :class:`~pytest_mh_ansible.utils.FileSystem`."""
         from .utils.fs import FileSystem
 
-        return self._mh_utility("fs", FileSystem)  # type: ignore[no-any-return]
+        return FileSystem(self)
 
-    @property
+    @cached_property
     def svc(self) -> Services:
         """Services (``host.svc.restart(name)``); see :class:`~pytest_mh_ansible.utils.Services`."""
         from .utils.services import Services
 
-        return self._mh_utility("svc", Services)  # type: ignore[no-any-return]
+        return Services(self)
 
-    @property
+    @cached_property
     def users(self) -> Users:
         """Users and groups (``host.users.add(name)``); see :class:`~pytest_mh_ansible.utils.Users`."""
         from .utils.users import Users
 
-        return self._mh_utility("users", Users)  # type: ignore[no-any-return]
+        return Users(self)
 
-    @property
+    @cached_property
     def pkg(self) -> Packages:
         """Packages (``host.pkg.install(name)``); see :class:`~pytest_mh_ansible.utils.Packages`."""
         from .utils.packages import Packages
 
-        return self._mh_utility("pkg", Packages)  # type: ignore[no-any-return]
+        return Packages(self)
 
-    @property
+    @cached_property
     def sysctl(self) -> Sysctl:
         """Kernel parameters; see :class:`~pytest_mh_ansible.utils.Sysctl`."""
         from .utils.sysctl import Sysctl
 
-        return self._mh_utility("sysctl", Sysctl)  # type: ignore[no-any-return]
+        return Sysctl(self)
 
-    @property
+    @cached_property
     def config_files(self) -> ConfigFiles:
         """Configuration files (ini options, lines, blocks); see :class:`~pytest_mh_ansible.utils.ConfigFiles`."""
         from .utils.config import ConfigFiles
 
-        return self._mh_utility("config_files", ConfigFiles)  # type: ignore[no-any-return]
+        return ConfigFiles(self)
 
-    @property
+    @cached_property
     def firewall(self) -> Firewall:
         """The firewall (``host.firewall.block_from(address)``); see :class:`~pytest_mh_ansible.utils.Firewall`."""
         from .utils.firewall import Firewall
 
-        return self._mh_utility("firewall", Firewall)  # type: ignore[no-any-return]
+        return Firewall(self)
 
-    @property
+    @cached_property
     def tc(self) -> TrafficControl:
         """Traffic control (delay, loss, rate); see :class:`~pytest_mh_ansible.utils.TrafficControl`."""
         from .utils.tc import TrafficControl
 
-        return self._mh_utility("tc", TrafficControl)  # type: ignore[no-any-return]
+        return TrafficControl(self)
 
-    @property
+    @cached_property
     def logs(self) -> Logs:
         """Logs since the test started; see :class:`~pytest_mh_ansible.utils.Logs`."""
         from .utils.logs import Logs
 
-        return self._mh_utility("logs", Logs)  # type: ignore[no-any-return]
+        return Logs(self)
 
-    @property
+    @cached_property
     def crashes(self) -> Crashes:
         """Core dumps and denials during the test; see :class:`~pytest_mh_ansible.utils.Crashes`."""
         from .utils.crashes import Crashes
 
-        return self._mh_utility("crashes", Crashes)  # type: ignore[no-any-return]
+        return Crashes(self)
 
     @property
     def mh_vars(self) -> dict[str, Any]:

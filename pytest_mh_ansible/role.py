@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .host import MultihostHost
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["MultihostRole"]
 
 HostT = TypeVar("HostT", bound=MultihostHost)
-
 
 
 class MultihostRole(Generic[HostT]):
@@ -58,52 +58,52 @@ class MultihostRole(Generic[HostT]):
         self.host = host
 
     # -- the host's bundled utilities, as pytest-mh's users know them: ``server.fs.write(...)`` --
-    @property
+    @cached_property
     def fs(self) -> FileSystem:
         """The host's ``fs`` utility (see :class:`~pytest_mh_ansible.utils.FileSystem`)."""
         return self.host.fs
 
-    @property
+    @cached_property
     def svc(self) -> Services:
         """The host's ``svc`` utility (see :class:`~pytest_mh_ansible.utils.Services`)."""
         return self.host.svc
 
-    @property
+    @cached_property
     def users(self) -> Users:
         """The host's ``users`` utility (see :class:`~pytest_mh_ansible.utils.Users`)."""
         return self.host.users
 
-    @property
+    @cached_property
     def pkg(self) -> Packages:
         """The host's ``pkg`` utility (see :class:`~pytest_mh_ansible.utils.Packages`)."""
         return self.host.pkg
 
-    @property
+    @cached_property
     def sysctl(self) -> Sysctl:
         """The host's ``sysctl`` utility (see :class:`~pytest_mh_ansible.utils.Sysctl`)."""
         return self.host.sysctl
 
-    @property
+    @cached_property
     def config_files(self) -> ConfigFiles:
         """The host's ``config_files`` utility (see :class:`~pytest_mh_ansible.utils.ConfigFiles`)."""
         return self.host.config_files
 
-    @property
+    @cached_property
     def firewall(self) -> Firewall:
         """The host's ``firewall`` utility (see :class:`~pytest_mh_ansible.utils.Firewall`)."""
         return self.host.firewall
 
-    @property
+    @cached_property
     def tc(self) -> TrafficControl:
         """The host's ``tc`` utility (see :class:`~pytest_mh_ansible.utils.TrafficControl`)."""
         return self.host.tc
 
-    @property
+    @cached_property
     def logs(self) -> Logs:
         """The host's ``logs`` utility (see :class:`~pytest_mh_ansible.utils.Logs`)."""
         return self.host.logs
 
-    @property
+    @cached_property
     def crashes(self) -> Crashes:
         """The host's ``crashes`` utility (see :class:`~pytest_mh_ansible.utils.Crashes`)."""
         return self.host.crashes
