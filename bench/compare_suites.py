@@ -223,7 +223,8 @@ class Ops:
         conn = role.host.conn
         active = conn.run(f"systemctl is-active {service}", raise_on_error=False).rc == 0
         conn.run(f"systemctl reset-failed {service}; systemctl restart {service}")
-        self.undo.append(lambda: conn.run(f"systemctl stop {service}" + (f" && systemctl start {service}" if active else "")))
+        undo = f"systemctl stop {service}" + (f" && systemctl start {service}" if active else "")
+        self.undo.append(lambda: conn.run(undo))
 
     def useradd(self, role: Any, name: str) -> None:
         conn = role.host.conn
@@ -333,7 +334,7 @@ def suite_tests(count: int) -> str:
 
 def start_test() -> str:
     """One empty test over the 3-host topology (session start)."""
-    return HEADER + '\n\n@pytest.mark.topology(TOPOLOGY)\ndef test_start(client, server1, server2):\n    pass\n'
+    return HEADER + "\n\n@pytest.mark.topology(TOPOLOGY)\ndef test_start(client, server1, server2):\n    pass\n"
 
 
 def settings_test(raw_calls: int, module_calls: int) -> str:

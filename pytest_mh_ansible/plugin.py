@@ -538,18 +538,3 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             for err in errors:
                 reporter.write_line(str(err))
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-def pytest_report_header(config: pytest.Config) -> list[str] | None:
-    mh_session = _session(config)
-    if mh_session is None:
-        return None
-    lines = [
-        f"mh-ansible inventory: {', '.join(mh_session.options.sources)} "
-        f"({len(mh_session.host_infos)} host{'s' if len(mh_session.host_infos) != 1 else ''})"
-    ]
-    if config.get_verbosity() > 0:
-        for domain, roles in mh_session.roles_map().items():
-            for role, hosts in roles.items():
-                lines.append(f"  {domain}.{role}: {', '.join(hosts)}")
-    return lines

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..host import MultihostHost
 
-__all__ = ["PHASES", "artifact_patterns", "fetch_artifacts", "test_directory"]
+__all__ = ["PHASES", "artifact_patterns", "fetch_artifacts", "test_directory", "utility_patterns"]
 
 log = logging.getLogger("pytest_mh_ansible.artifacts")
 
@@ -45,6 +45,17 @@ def artifact_patterns(source: object, phase: str) -> list[str]:
     if isinstance(value, Iterable):
         return [str(item) for item in value if item]
     return []
+
+
+def utility_patterns(owner: object, phase: str) -> list[str]:
+    """The artifacts of the utilities ``owner`` (a host or role) holds as attributes, created ones only."""
+    from ..utility import MultihostUtility
+
+    found: list[str] = []
+    for value in list(vars(owner).values()):
+        if isinstance(value, MultihostUtility):
+            found += artifact_patterns(value, phase)
+    return found
 
 
 def test_directory(nodeid: str) -> Path:

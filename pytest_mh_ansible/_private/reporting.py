@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, final
 import pytest
 
 from ..errors import HostUnreachableError
-from .artifacts import artifact_patterns, fetch_artifacts, test_directory
+from .artifacts import artifact_patterns, fetch_artifacts, test_directory, utility_patterns
 from .logs import LogTap
 from .reachability import DeadHosts
 from .signals import Interrupts, TestTimer
@@ -176,7 +176,7 @@ class ReportingPlugin:
         combined = None
         if log_path:
             combined = Path(log_path) if Path(log_path).is_absolute() else base / log_path
-            worker = os.environ.get("PYTEST_XDIST_WORKER")
+            worker = getattr(config, "workerinput", {}).get("workerid")
             if worker:  # one file per xdist worker: lines of parallel tests would interleave
                 combined = combined.with_name(f"{combined.stem}-{worker}{combined.suffix}")
         self.tap = LogTap(combined)
@@ -271,7 +271,7 @@ class ReportingPlugin:
         """Fetch ``host``'s artifacts of ``phase``; a failure is logged, never raised (it must not hide the test's)."""
         if host.name in self.dead:
             return
-        patterns = [*artifact_patterns(host, phase), *extra]
+        patterns = [*artifact_patterns(host, phase), *utility_patterns(host, phase), *extra]
         if not patterns:
             return
         try:
@@ -289,7 +289,13 @@ class ReportingPlugin:
         self.tap.mark(line)
 
     # -- session ---------------------------------------------------------------------------------
+    def _xdist_controller(self) -> bool:
+        """True in pytest-xdist's controller: the workers run the tests, fetch artifacts and write the logs."""
+        return bool(self.config.pluginmanager.has_plugin("dsession"))
+
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self._xdist_controller():
+            return
         self.tap.install()
         self.interrupts.install()
         self.tap.mark(f"session start: inventory {', '.join(self.session.options.sources)}")
@@ -384,7 +390,7 @@ class ReportingPlugin:
             if name in self.dead:
                 if self.session.options.unreachable == "skip":
                     pytest.skip(str(self.dead.error(name)))
-                raise self.dead.error(name)
+                pytest.fail(f"{item.nodeid}: {self.dead.error(name)}", pytrace=False)
 
     @staticmethod
     def _add_properties(item: pytest.Item, topology: str, slots: dict[tuple[str, str], tuple[str, ...]]) -> None:
@@ -453,9 +459,7 @@ class ReportingPlugin:
         fixture = item.stash.get(FIXTURE_KEY, None)
         if fixture is not None:
             for role in fixture.roles:
-                extra = [*artifact_patterns(role, "test")]
-                for utility in role.utilities:
-                    extra += artifact_patterns(utility, "test")
+                extra = [*artifact_patterns(role, "test"), *utility_patterns(role, "test")]
                 self._fetch(role.host, "test", destination / role.role / role.host.name, extra)
             return
         resolved = self.session.resolve(item.stash[MARK_KEY])
@@ -468,6 +472,8 @@ class ReportingPlugin:
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         lines = self.tap.end()
+        if self._xdist_controller():
+            return
         wanted = nodeid not in self._skipped and self._wanted(self._failed.pop(nodeid, False))
         self._skipped.discard(nodeid)
         if not wanted or nodeid not in self._host_tests:

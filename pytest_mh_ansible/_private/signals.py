@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import subprocess
 import threading
 from collections.abc import Callable
 from types import FrameType
@@ -74,6 +76,7 @@ class Interrupts:
                 "pytest-mh-ansible: interrupted: stopping the running test; its teardown, the rollback and the "
                 "host teardown still run (press Ctrl-C again to exit at once)"
             )
+            _kill_children(frame)
             raise KeyboardInterrupt
         self._say("pytest-mh-ansible: interrupted again: exiting now; hosts may be left with changes not rolled back")
         os._exit(INTERRUPTED_EXIT)
@@ -127,4 +130,18 @@ class TestTimer:
         running, self._running = self._running, None
         signal.signal(signal.SIGALRM, self._previous)
         if running is not None:
+            _kill_children(frame)
             raise TestTimeoutError(*running)
+
+
+def _kill_children(frame: FrameType | None) -> None:
+    """Kill the child processes (an ssh client, a local command) that the interrupted code waits for.
+
+    Nobody would wait for them after the exception; the transport reaps them, and a killed one at once.
+    """
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            if isinstance(value, subprocess.Popen) and value.returncode is None:
+                with contextlib.suppress(OSError):
+                    value.kill()
+        frame = frame.f_back

@@ -249,11 +249,20 @@ def test_reporting__dynamic_artifacts_from_roles_and_utilities(rep: pytest.Pytes
     extra.mkdir()
     (extra / "role.txt").write_text("role\n")
     (extra / "util.txt").write_text("util\n")
+    (extra / "host.txt").write_text("host\n")
     rep.makeconftest(f"""
-        from pytest_mh_ansible import MultihostRole, MultihostUtility
+        from pytest_mh_ansible import MultihostHost, MultihostRole, MultihostUtility
 
         class Util(MultihostUtility):
             artifacts = ["{extra}/util.txt"]
+
+        class HostUtil(MultihostUtility):
+            artifacts = {{"test": ["{extra}/host.txt"], "session_setup": ["{extra}/none"]}}
+
+        class Host(MultihostHost):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                self.hostutil = HostUtil(self)
 
         class Client(MultihostRole):
             def __init__(self, mh, role, host):
@@ -266,6 +275,7 @@ def test_reporting__dynamic_artifacts_from_roles_and_utilities(rep: pytest.Pytes
 
         def pytest_mh_register(registry):
             registry.role("client", Client)
+            registry.host("client", Host)
     """)
     rep.makepyfile(test_web=HEADER + FAILING)
     result = rep.runpytest_subprocess("-i", "hosts.ini")
@@ -273,6 +283,7 @@ def test_reporting__dynamic_artifacts_from_roles_and_utilities(rep: pytest.Pytes
     host_dir = rep.path / "artifacts" / "tests" / "test_web" / "test_a[pair]" / "client" / "repclient1"
     assert _on_host(host_dir, extra / "role.txt").read_text() == "role\n"
     assert _on_host(host_dir, extra / "util.txt").read_text() == "util\n"
+    assert _on_host(host_dir, extra / "host.txt").read_text() == "host\n"
     assert _on_host(host_dir, rep.path / "data" / "app.log").is_file()
 
 
