@@ -7,7 +7,7 @@ PY=.venv/bin
 
 cleanup() {
     # Labs are torn down by their fixtures; this catches a run that was killed half-way.
-    for name in mhcore mhlabt mhlabt2 mhtransport webapp; do
+    for name in mhcore mheng mhlabt mhlabt2 mhtransport mhmod mhrep mhutila mhutilb mhbench webapp; do
         "$PY/pytest-mh-ansible" lab down --name "$name" >/dev/null 2>&1 || true
     done
 }
@@ -29,4 +29,4 @@ fi
 .venv-pytest8/bin/pytest tests/functional -n 2 -q -p no:randomly
 
 echo "== integration tests on lab hosts"
-"$PY/pytest" tests/integration
+"$PY/pytest" tests/integration tests/collection tests/bench

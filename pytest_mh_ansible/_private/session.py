@@ -164,7 +164,7 @@ class MultihostSession:
             hosts = hosts_by_slot[(path.domain, path.role)]
             controller_hosts[fixture] = list(hosts) if path.index is None else hosts[path.index]
         active = self.active = ActiveTopology(mark, assignment, hosts_by_slot, controller_hosts)
-        self.locks.acquire(assignment.hosts)
+        self.locks.acquire(self._lock_key(name) for name in assignment.hosts)
         self.journal.open("topology")
         try:
             for name in assignment.hosts:
@@ -227,7 +227,7 @@ class MultihostSession:
             steps.append((self.journal, lambda: self.journal.close("topology")))
             run_all(f"topology {active.mark.name!r}", steps)
         finally:
-            self.locks.release(active.assignment.hosts)
+            self.locks.release(self._lock_key(name) for name in active.assignment.hosts)
 
     def new_fixture(self, active: ActiveTopology) -> MultihostFixture:
         registry = self.registry
@@ -244,7 +244,7 @@ class MultihostSession:
             errors.append(err)
         hosts = [self._hosts[name] for name, err in self._host_state.items() if err is None]
         try:
-            self.locks.acquire(host.name for host in hosts)
+            self.locks.acquire(self._lock_key(host.name) for host in hosts)
             errors.extend(run_all("session teardown", [(host, host.pytest_teardown) for host in hosts], reraise=False))
             errors.extend(self.journal.close_all())
         finally:
@@ -257,6 +257,13 @@ class MultihostSession:
             )
             self._host_state.clear()
         return errors
+
+    def _lock_key(self, name: str) -> str:
+        """One lock per real host: the same inventory name in two labs (or inventories) is two hosts."""
+        variables = self.inventory.host(name).variables
+        address = variables.get("ansible_host") or name
+        port = variables.get("ansible_port") or ""
+        return f"{name}@{address}:{port}"
 
     @property
     def executor(self) -> StandardExecutor:
