@@ -28,6 +28,8 @@ def _split_host(record: logging.LogRecord) -> tuple[str, str]:
             return name, message[len(name) + 2 :]
         if record.msg.startswith("[%s] ") and message.startswith(f"[{name}] "):
             return name, message[len(name) + 3 :]
+        if record.name == f"{LOGGER}.modules" and record.msg.startswith("%s ") and message.startswith(f"{name} "):
+            return name, message[len(name) + 1 :]  # "client1 ansible.builtin.copy {...} -> changed (12 ms)"
     return "-", message
 
 

@@ -1,0 +1,421 @@
+"""pytest-mh-ansible against pytest-mh on the same three lab hosts, as ratios taken in one run.
+
+Usage (root: it brings up a lab)::
+
+    python3 bench/compare.py                       # 5 rounds, 200-test suite, settings table (~15 min)
+    python3 bench/compare.py --quick               # 1 round, 20-test suite (~2-3 min)
+    python3 bench/compare.py --quick --tools ours  # no pytest-mh (no PyPI needed)
+    python3 bench/compare.py --json out.json --rounds 7
+
+See bench/README.md, "Comparison with pytest-mh", for what each figure measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from compare_lab import (
+    BenchLab,
+    bench_lab,
+    contacted_spares,
+    ensure_pytest_mh_venv,
+    shell_join,
+    tool_version,
+    write_inventories,
+)
+from compare_suites import VARIANTS, ops_tests, raw_test, settings_test, start_test, suite_tests, write_variant
+
+SPARES = 197
+OPS = ("write", "restart", "useradd")
+SETTINGS: dict[str, dict[str, Any]] = {
+    "ssh, pipelining + ControlPersist (default)": {},
+    "ssh, pipelining off": {"ansible_ssh_pipelining": False},
+    "ssh, ControlPersist off": {"ansible_ssh_args": "-C -o ControlMaster=no -o ControlPath=none"},
+    "paramiko": {"ansible_connection": "paramiko", "ansible_host_key_checking": False},
+}
+
+
+class BenchError(RuntimeError):
+    """A pytest run of the bench failed."""
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+class Runner:
+    """Runs one generated test file with one variant as its own pytest process and reads its timings."""
+
+    def __init__(self, workdir: Path, blab: BenchLab, mh_python: Path | None, verbose: bool) -> None:
+        self.workdir = workdir
+        self.blab = blab
+        self.mh_python = mh_python
+        self.verbose = verbose
+        self.counter = 0
+        self.dirs: dict[str, Path] = {}
+        self.inventories: dict[str, tuple[Path, Path]] = {}
+
+    def variant_dir(self, variant: str) -> Path:
+        if variant not in self.dirs:
+            self.dirs[variant] = write_variant(self.workdir / variant, variant)
+        return self.dirs[variant]
+
+    def inventory(self, key: str, spares: int = 0, extra_vars: dict[str, Any] | None = None) -> tuple[Path, Path]:
+        if key not in self.inventories:
+            tag = f"-{len(self.inventories)}"
+            self.inventories[key] = write_inventories(
+                self.blab, self.workdir / "inventories", spares=spares, extra_vars=extra_vars, tag=tag
+            )
+        return self.inventories[key]
+
+    def run(self, variant: str, name: str, content: str, inventory: str = "3") -> dict[str, Any]:
+        """Run test file ``name`` with ``content`` under ``variant``; return the timing data (+ wall, t0)."""
+        directory = self.variant_dir(variant)
+        self.counter += 1
+        test_file = directory / f"test_{name}_{self.counter:03d}.py"
+        test_file.write_text(content)
+        out = directory / f"out_{name}_{self.counter:03d}.json"
+        ours_inv, mh_inv = self.inventories[inventory]
+        if variant == "pytest-mh":
+            assert self.mh_python is not None
+            args = [str(self.mh_python), "-m", "pytest", "--mh-config", str(mh_inv)]
+        else:
+            args = [sys.executable, "-m", "pytest", "-i", str(ours_inv)]
+        args += ["-p", "bench_timing", "-p", "no:cacheprovider", "-q", "-rfE", test_file.name]
+        env = dict(os.environ, BENCH_OUT=str(out), PYTHONPATH=str(directory), PYTHONDONTWRITEBYTECODE="1")
+        env.pop("PYTEST_ADDOPTS", None)
+        if self.verbose:
+            print(f"  [{variant}] {shell_join(args)}", flush=True)
+        t0 = time.time()
+        proc = subprocess.run(args, check=False, cwd=directory, env=env, capture_output=True, text=True)
+        wall = time.time() - t0
+        test_file.unlink()
+        if proc.returncode != 0 or not out.exists():
+            raise BenchError(
+                f"{variant}: {name} failed (exit {proc.returncode}):\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
+            )
+        data: dict[str, Any] = json.loads(out.read_text())
+        failed = [nodeid for nodeid, outcome in data["outcomes"].items() if outcome != "passed"]
+        if failed:
+            raise BenchError(f"{variant}: {name}: not passed: {failed}\n{proc.stdout[-6000:]}")
+        data["wall"] = wall
+        data["t0"] = t0
+        if self.verbose:
+            print(f"    {wall:.1f} s", flush=True)
+        return data
+
+
+def per_test(data: dict[str, Any]) -> dict[str, float]:
+    """nodeid -> logstart..logfinish in ms."""
+    return {nodeid: (t["finish"] - t["start"]) * 1000 for nodeid, t in data["tests"].items()}
+
+
+def alternate(variants: list[str], round_no: int) -> list[str]:
+    return variants if round_no % 2 == 0 else list(reversed(variants))
+
+
+def measure(
+    options: argparse.Namespace, runner: Runner, variants: list[str], log: Callable[[str], None]
+) -> dict[str, Any]:
+    conn_variants = [v for v in variants if v != "ours-mod"]  # raw command and session start: same code
+    samples: dict[str, Any] = {
+        v: {
+            "raw_ms": [],
+            "empty_ms": [],
+            "ops_ms": {op: [] for op in OPS},
+            "start3_ms": [],
+            "start200_ms": [],
+            "suite": [],
+        }
+        for v in variants
+    }
+    runner.inventory("3")
+    runner.inventory("200", spares=SPARES)
+    contacted = 0
+    for r in range(options.rounds):
+        log(f"round {r + 1}/{options.rounds}")
+        for v in alternate(conn_variants, r):
+            data = runner.run(v, "raw", raw_test(20, options.raw_calls))
+            samples[v]["raw_ms"].extend(data["extra"]["raw_ms"])
+        for v in alternate(variants, r):
+            data = runner.run(v, "ops", ops_tests(options.ops_reps, seed=r))
+            times = per_test(data)
+            by_kind: dict[str, list[float]] = {}
+            for nodeid, ms in times.items():
+                match = re.search(r"::test_\d+_([a-z]+)", nodeid)
+                if match is None:
+                    raise BenchError(f"{v}: unexpected test id {nodeid!r}")
+                kind = match.group(1)
+                by_kind.setdefault(kind, []).append(ms)
+            empty = statistics.median(by_kind["empty"])
+            samples[v]["empty_ms"].append(empty)
+            for op in OPS:
+                samples[v]["ops_ms"][op].append(statistics.median(by_kind[op]) - empty)
+        for inv, key in (("3", "start3_ms"), ("200", "start200_ms")):
+            for v in alternate(conn_variants, r):
+                data = runner.run(v, "start", start_test(), inventory=inv)
+                samples[v][key].append((data["first_call"] - data["t0"]) * 1000)
+        contacted = contacted_spares(runner.blab, SPARES)
+    for r in range(options.suite_rounds):
+        log(f"suite of {options.suite_tests} tests, run {r + 1}/{options.suite_rounds}")
+        for v in alternate(variants, r):
+            data = runner.run(v, "suite", suite_tests(options.suite_tests))
+            times = per_test(data)
+            calls = {nodeid: t.get("call", 0.0) * 1000 for nodeid, t in data["tests"].items()}
+            samples[v]["suite"].append(
+                {
+                    "wall_s": data["wall"],
+                    "span_s": max(t["finish"] for t in data["tests"].values())
+                    - min(t["start"] for t in data["tests"].values()),
+                    "per_test_ms": statistics.median(times.values()),
+                    "overhead_ms": statistics.median(times[n] - calls[n] for n in times),
+                }
+            )
+    contacted = max(contacted, contacted_spares(runner.blab, SPARES))
+    for v in variants:
+        if v == "ours-mod":  # same connection code as ours-raw: SHARED figures
+            for key in ("raw_ms", "start3_ms", "start200_ms"):
+                samples[v][key] = samples["ours-raw"][key] if "ours-raw" in samples else []
+    figures = {v: summarize(samples[v]) for v in variants}
+    return {"figures": figures, "samples": samples, "unused_hosts_contacted": contacted}
+
+
+def summarize(s: dict[str, Any]) -> dict[str, float | None]:
+    suite = s["suite"]
+    return {
+        "raw_true_median_ms": median(s["raw_ms"]),
+        "raw_true_p90_ms": percentile(s["raw_ms"], 0.9) if s["raw_ms"] else None,
+        "empty_test_ms": median(s["empty_ms"]),
+        **{f"{op}_rollback_ms": median(s["ops_ms"][op]) for op in OPS},
+        "suite_wall_s": median([x["wall_s"] for x in suite]),
+        "suite_per_test_ms": median([x["per_test_ms"] for x in suite]),
+        "suite_overhead_ms": median([x["overhead_ms"] for x in suite]),
+        "session_start_3_ms": median(s["start3_ms"]),
+        "session_start_200_ms": median(s["start200_ms"]),
+    }
+
+
+def measure_settings(options: argparse.Namespace, runner: Runner, log: Callable[[str], None]) -> dict[str, Any]:
+    samples: dict[str, dict[str, list[float]]] = {name: {"raw_ms": [], "module_ms": []} for name in SETTINGS}
+    for name, extra in SETTINGS.items():
+        runner.inventory(f"settings:{name}", extra_vars=extra)
+    names = list(SETTINGS)
+    for r in range(options.settings_rounds):
+        log(f"settings, round {r + 1}/{options.settings_rounds}")
+        for name in alternate(names, r):
+            data = runner.run(
+                "ours-raw",
+                "settings",
+                settings_test(options.settings_raw_calls, options.settings_module_calls),
+                inventory=f"settings:{name}",
+            )
+            samples[name]["raw_ms"].extend(data["extra"]["raw_ms"])
+            samples[name]["module_ms"].extend(data["extra"]["module_ms"])
+    figures = {
+        name: {"raw_true_median_ms": median(s["raw_ms"]), "ping_median_ms": median(s["module_ms"])}
+        for name, s in samples.items()
+    }
+    return {"figures": figures, "samples": samples}
+
+
+ROWS: list[tuple[str, str, str]] = [
+    # label, key, unit
+    ("raw command `true`, median", "raw_true_median_ms", "ms"),
+    ("raw command `true`, p90", "raw_true_p90_ms", "ms"),
+    ("empty test, per test", "empty_test_ms", "ms"),
+    ("file write + rollback", "write_rollback_ms", "ms"),
+    ("service restart + rollback", "restart_rollback_ms", "ms"),
+    ("useradd + rollback", "useradd_rollback_ms", "ms"),
+    ("suite: wall", "suite_wall_s", "s"),
+    ("suite: per test", "suite_per_test_ms", "ms"),
+    ("suite: per-test overhead", "suite_overhead_ms", "ms"),
+    ("session start, 3 hosts", "session_start_3_ms", "ms"),
+    ("session start, 200 hosts", "session_start_200_ms", "ms"),
+]
+
+
+# figures of the connection code only: measured once for ours (raw commands), shared by ours (modules)
+SHARED = ("raw_true_median_ms", "raw_true_p90_ms", "session_start_3_ms", "session_start_200_ms")
+
+
+def fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.1f} {unit}" if unit == "s" or value < 100 else f"{value:.0f} {unit}"
+
+
+def ratios(figures: dict[str, dict[str, float | None]]) -> dict[str, dict[str, float | None]]:
+    """ours-variant -> key -> ours / pytest-mh."""
+    out: dict[str, dict[str, float | None]] = {}
+    base = figures.get("pytest-mh")
+    if base is None:
+        return out
+    for v in ("ours-raw", "ours-mod"):
+        if v not in figures:
+            continue
+        out[v] = {}
+        for _, key, _unit in ROWS:
+            a, b = figures[v].get(key), base.get(key)
+            out[v][key] = a / b if a is not None and b else None
+    return out
+
+
+def print_tables(result: dict[str, Any]) -> None:
+    figures = result["figures"]
+    variants = list(figures)
+    rat = result["ratios"]
+    headers = ["figure"] + [VARIANTS[v] for v in variants] + [f"{VARIANTS[v]} / pytest-mh" for v in rat]
+    rows = []
+    for label, key, unit in ROWS:
+        row = [label]
+        for v in variants:
+            shared = v == "ours-mod" and "ours-raw" in figures and key in SHARED
+            row.append("(same)" if shared else fmt(figures[v][key], unit))
+        for v in rat:
+            value = rat[v][key]
+            shared = v == "ours-mod" and "ours-raw" in rat and key in SHARED
+            row.append("(same)" if shared else "-" if value is None else f"{value:.2f}")
+        rows.append(row)
+    _print_table(headers, rows)
+    print(f"unused inventory hosts contacted: {result['unused_hosts_contacted']}")
+    if result.get("settings"):
+        print()
+        print("ours with connection settings (medians):")
+        srows = [
+            [name, fmt(f["raw_true_median_ms"], "ms"), fmt(f["ping_median_ms"], "ms")]
+            for name, f in result["settings"]["figures"].items()
+        ]
+        _print_table(["settings", "raw `true`", "ansible.builtin.ping"], srows)
+
+
+def _print_table(headers: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, help="rounds of raw command, operations, session start (5; quick 1)")
+    parser.add_argument("--suite-tests", type=int, help="tests of the generated suite (200; quick 20)")
+    parser.add_argument("--suite-rounds", type=int, default=1, help="runs of the suite per tool (1)")
+    parser.add_argument("--settings-rounds", type=int, default=1, help="runs of the settings test per setting (1)")
+    parser.add_argument("--no-settings", action="store_true", help="skip the connection-settings table")
+    parser.add_argument("--quick", action="store_true", help="1 round, 20-test suite, fewer calls")
+    parser.add_argument("--tools", default="ours,pytest-mh", help="comma list of ours, pytest-mh (both)")
+    parser.add_argument("--lab-name", default="mhcmp", help="lab name (mhcmp)")
+    parser.add_argument("--reuse", action="store_true", help="reuse the lab if it is up, and leave it up")
+    parser.add_argument("--keep", action="store_true", help="keep the generated suites and their output")
+    parser.add_argument("--json", metavar="FILE", help="write both tables, the configuration and all samples")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log each pytest run")
+    options = parser.parse_args(argv)
+    tools = {t.strip() for t in options.tools.split(",") if t.strip()}
+    if not tools or tools - {"ours", "pytest-mh"}:
+        parser.error("--tools takes a comma list of: ours, pytest-mh")
+    options.tool_set = tools
+    if options.rounds is None:
+        options.rounds = 1 if options.quick else 5
+    if options.suite_tests is None:
+        options.suite_tests = 20 if options.quick else 200
+    options.raw_calls = 50 if options.quick else 100
+    options.ops_reps = 2
+    options.settings_raw_calls = 20 if options.quick else 50
+    options.settings_module_calls = 3 if options.quick else 10
+    if min(options.rounds, options.suite_tests, options.suite_rounds, options.settings_rounds) < 1:
+        parser.error("counts must be at least 1")
+    return options
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parse_args(argv)
+    if os.geteuid() != 0:
+        print("compare.py brings up a lab and needs root", file=sys.stderr)
+        return 2
+    started = time.time()
+
+    def log(message: str) -> None:
+        print(f"[{time.time() - started:6.1f} s] {message}", flush=True)
+
+    from pytest_mh_ansible.host import MultihostHost
+
+    variants: list[str] = []
+    mh_python: Path | None = None
+    if "pytest-mh" in options.tool_set:
+        mh_python = ensure_pytest_mh_venv(log)
+        variants.append("pytest-mh")
+    if "ours" in options.tool_set:
+        variants.append("ours-raw")
+        if hasattr(MultihostHost, "ansible"):
+            variants.append("ours-mod")
+    config = {
+        "rounds": options.rounds,
+        "suite_tests": options.suite_tests,
+        "suite_rounds": options.suite_rounds,
+        "settings_rounds": 0 if options.no_settings else options.settings_rounds,
+        "raw_calls_per_round": options.raw_calls,
+        "ops_tests_per_kind_per_round": options.ops_reps,
+        "quick": options.quick,
+        "variants": variants,
+        "python": platform.python_version(),
+        "ansible_core": tool_version(Path(sys.executable), "ansible-core"),
+        "pytest": tool_version(Path(sys.executable), "pytest"),
+        "pytest_mh_ansible": tool_version(Path(sys.executable), "pytest-mh-ansible"),
+        "pytest_mh": tool_version(mh_python, "pytest-mh") if mh_python else None,
+    }
+    workdir = Path(tempfile.mkdtemp(prefix="mhcmp-"))
+    try:
+        log(f"lab {options.lab_name}: up")
+        with bench_lab(options.lab_name, reuse=options.reuse) as blab:
+            runner = Runner(workdir, blab, mh_python, options.verbose)
+            result: dict[str, Any] = measure(options, runner, variants, log)
+            result["ratios"] = ratios(result["figures"])
+            if not options.no_settings and "ours-raw" in variants:
+                result["settings"] = measure_settings(options, runner, log)
+            log(f"lab {options.lab_name}: down" if not options.reuse else "done")
+    except BenchError as e:
+        print(e, file=sys.stderr)
+        return 1
+    finally:
+        if options.keep:
+            print(f"generated suites and output kept in {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    config["duration_s"] = round(time.time() - started, 1)
+    result = {"config": config, **result}
+    print()
+    print(
+        f"pytest-mh-ansible {config['pytest_mh_ansible']} vs pytest-mh {config['pytest_mh'] or '-'}; "
+        f"ansible-core {config['ansible_core']}, pytest {config['pytest']}; {options.rounds} rounds, "
+        f"suite of {options.suite_tests} x {options.suite_rounds}; {config['duration_s']} s"
+    )
+    print_tables(result)
+    if options.json:
+        Path(options.json).write_text(json.dumps(result, indent=1))
+        print(f"JSON written to {options.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""Smoke test of ``bench/compare.py``: the quick run of our side only, on a lab of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the bench brings up a lab (root only)"),
+]
+
+COMPARE = Path(__file__).resolve().parents[2] / "bench" / "compare.py"
+
+FIGURES = (
+    "raw_true_median_ms",
+    "raw_true_p90_ms",
+    "empty_test_ms",
+    "write_rollback_ms",
+    "restart_rollback_ms",
+    "useradd_rollback_ms",
+    "suite_wall_s",
+    "suite_per_test_ms",
+    "suite_overhead_ms",
+    "session_start_3_ms",
+    "session_start_200_ms",
+)
+
+
+def test_compare_quick_ours(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    args = [sys.executable, str(COMPARE), "--quick", "--tools", "ours", "--suite-tests", "4"]
+    args += ["--lab-name", "mhsmoke", "--json", str(out)]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert "ours (raw commands)" in proc.stdout
+    assert "unused inventory hosts contacted: 0" in proc.stdout
+
+    data = json.loads(out.read_text())
+    assert data["config"]["suite_tests"] == 4
+    assert data["config"]["rounds"] == 1
+    assert set(data["figures"]) == {"ours-raw", "ours-mod"}
+    for variant, figures in data["figures"].items():
+        for key in FIGURES:
+            value = figures[key]
+            assert isinstance(value, float), (variant, key, value)
+        assert figures["raw_true_median_ms"] > 0
+        assert figures["raw_true_p90_ms"] >= figures["raw_true_median_ms"]
+        assert figures["session_start_200_ms"] > 0
+    assert data["ratios"] == {}  # no pytest-mh in this run
+    assert data["unused_hosts_contacted"] == 0
+    assert len(data["samples"]["ours-raw"]["raw_ms"]) == 50
+    assert len(data["samples"]["ours-mod"]["suite"]) == 1
+
+    settings = data["settings"]["figures"]
+    assert len(settings) == 4
+    for name, figures in settings.items():
+        assert figures["raw_true_median_ms"] > 0, name
+        assert figures["ping_median_ms"] > 0, name

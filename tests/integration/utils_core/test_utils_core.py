@@ -1,0 +1,29 @@
+"""The bundled utilities on lab hosts: each change takes effect in the test and is gone after it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_mh_ansible.lab import Lab
+
+pytestmark = pytest.mark.integration
+
+SUITE = Path(__file__).with_name("utils_suite.py")
+
+
+def run(pytester: pytest.Pytester, lab: Lab, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", f"--mh-inventory={lab.inventory_path}", "-p", "no:randomly", *args
+    )
+
+
+def test_utils__changes_take_effect_and_are_undone(pytester: pytest.Pytester, utils_lab: Lab) -> None:
+    pytester.makepyfile(test_utils=SUITE.read_text())
+    result = run(pytester, utils_lab, "-v", "-rA")
+    result.assert_outcomes(passed=12, failed=1, errors=1)
+    result.stdout.fnmatch_lines(["*test_05_users_then_fail*FAILED*", "*test_06_users_back*PASSED*"])
+    result.stdout.fnmatch_lines(["*test_12_failing_setup*ERROR*", "*test_13_back_after_failing_setup*PASSED*"])
+    assert "Sup3r-S3cret" not in result.stdout.str() + result.stderr.str()
+    assert "An0ther-S3cret" not in result.stdout.str() + result.stderr.str()

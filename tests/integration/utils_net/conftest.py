@@ -1,0 +1,36 @@
+"""Fixtures of the network utilities' integration tests: a lab with a client and two servers (nftables, iptables)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
+
+LAB_NAME = "mhutilb"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if os.geteuid() != 0:
+        skip = pytest.mark.skip(reason="the lab needs root (network namespaces, mounts, veths)")
+        for item in items:
+            if "integration/utils_net" in str(item.path):
+                item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def utils_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """client1, server1 and server2 (sysv), with nftables and iptables installed from the lab's cache."""
+    spec = LabSpec(
+        name=LAB_NAME,
+        hosts=(
+            LabHostSpec("client1", roles=("client",)),
+            LabHostSpec("server1", roles=("server",)),
+            LabHostSpec("server2", roles=("server",)),
+        ),
+        packages=("nftables", "iptables"),
+    )
+    with Lab(spec, tmp_path_factory.mktemp("labs") / LAB_NAME) as lab:
+        yield lab
