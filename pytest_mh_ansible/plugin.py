@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from . import hookspecs
-from ._private import reporting
+from ._private import crash_check, reporting
 from ._private.secrets import secrets
 from ._private.session import MultihostSession, SessionOptions
 from .errors import InventoryError, LabError, MultihostError, TeardownExceptionGroup, TopologyMarkError
@@ -134,6 +134,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "inventory, and tear it down at the end.",
     )
     reporting.addoption(group, parser)
+    crash_check.addini(parser)
     parser.addini("mh_inventory", "Ansible inventory sources (used when -i is not given).", type="args", default=[])
     parser.addini("mh_vault_password_file", "Vault password file for the inventory.", default="")
     parser.addini("mh_default_domain", "Topology domain of hosts without mh_domain.", default="default")
@@ -187,6 +188,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "require(condition, reason): skip the test unless condition(**fixtures) is true (pytest-mh-ansible).",
     )
     reporting.register_markers(config)
+    crash_check.register(config)
     config.stash[FIXTURES_KEY] = set()
     sources = _inventory_sources(config)
     lab_spec = config.getoption("mh_lab")

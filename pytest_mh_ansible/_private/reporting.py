@@ -441,6 +441,9 @@ class ReportingPlugin:
         report: pytest.TestReport = outcome.get_result()
         from ..plugin import MARK_KEY
 
+        if call.excinfo is not None:
+            self._mark_unreachable(call.excinfo.value)
+
         if MARK_KEY not in item.stash or self.mode == "never" or item.nodeid in self._collected:
             return
         if report.when == "setup" and report.skipped:
@@ -452,6 +455,22 @@ class ReportingPlugin:
             destination = self.root / test_directory(item.nodeid)
             self._collect_test(item, destination)
             report.sections.append(("mh artifacts", f"artifacts and log of this test: {destination}"))
+
+    def _mark_unreachable(self, err: BaseException, depth: int = 0) -> None:
+        """Mark the hosts of the ``HostUnreachableError`` in ``err`` (its causes, its group) dead.
+
+        Module calls and playbooks reach hosts through Ansible, not the guarded transport: without
+        this, a host that died during one would be tried again by every later test.
+        """
+        if depth > 10:
+            return
+        if isinstance(err, HostUnreachableError):
+            self.dead.mark(err.host, err.reason)
+        if isinstance(err, BaseExceptionGroup):
+            for inner in err.exceptions:
+                self._mark_unreachable(inner, depth + 1)
+        if err.__cause__ is not None:
+            self._mark_unreachable(err.__cause__, depth + 1)
 
     def _collect_test(self, item: pytest.Item, destination: Path) -> None:
         from ..plugin import FIXTURE_KEY, MARK_KEY

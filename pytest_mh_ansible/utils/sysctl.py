@@ -39,6 +39,11 @@ class Sysctl(MultihostUtility[MultihostHost]):
         :raises MultihostError: The key does not exist or is not writable on the host.
         """
         host, path, new = self.host, shlex.quote(self._path(key)), " ".join(str(value).split())
+        if host.vars.get("mh_lab") and not key.startswith("net."):
+            raise MultihostError(
+                f"{host.name}: cannot set sysctl {key!r} to {new!r}: lab hosts share the machine's kernel, "
+                "only network-namespaced net.* keys are the host's own"
+            )
         out = host.conn.run(
             f"test -e {path} || {{ echo missing; exit 1; }}; "
             f"test -w {path} || {{ echo readonly; exit 1; }}; cat {path}",

@@ -29,4 +29,3 @@ def rep_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     )
     with Lab(spec, tmp_path_factory.mktemp("labs") / LAB_NAME) as lab:
         yield lab
-

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 import yaml
@@ -24,8 +22,10 @@ from pytest_mh_ansible import Topology, TopologyDomain, TopologyMark
 
 PAIR = TopologyMark("pair", Topology(TopologyDomain("default", client=1, server=1)),
                     fixtures=dict(client="default.client[0]", server="default.server[0]"))
-CLIENT = TopologyMark("client", Topology(TopologyDomain("default", client=1)), fixtures=dict(client="default.client[0]"))
-SERVER = TopologyMark("server", Topology(TopologyDomain("default", server=1)), fixtures=dict(server="default.server[0]"))
+CLIENT = TopologyMark("client", Topology(TopologyDomain("default", client=1)),
+                      fixtures=dict(client="default.client[0]"))
+SERVER = TopologyMark("server", Topology(TopologyDomain("default", server=1)),
+                      fixtures=dict(server="default.server[0]"))
 """
 
 
@@ -167,10 +167,9 @@ def test_1_alive(client):
 
 @pytest.mark.topology(CLIENT)
 def test_2_dies(client):
-    client.host.ansible.run("ansible.builtin.copy", dest="/etc/mhrep-dead.conf", content="x")
     subprocess.run(["nsenter", "-t", "{pid}", "-a", "pkill", "-x", "sshd"], check=True)
     time.sleep(0.5)
-    client.host.conn.run("true")
+    {call}
 
 @pytest.mark.topology(CLIENT)
 def test_3_later(client):
@@ -186,16 +185,26 @@ def test_5_server(server):
 """
 
 
-def test_reporting_lab__host_dies_mid_session(pytester: pytest.Pytester, rep_lab: Lab) -> None:
+@pytest.mark.parametrize(
+    "call",
+    [
+        pytest.param('client.host.conn.run("true")', id="command"),
+        pytest.param('client.host.ansible.run("ansible.builtin.command", cmd="true")', id="module"),
+    ],
+)
+def test_reporting_lab__host_dies_mid_session(pytester: pytest.Pytester, rep_lab: Lab, call: str) -> None:
+    """The host's sshd is killed during a test; the call that finds out is a command or a module call."""
     pid = host_pid(rep_lab, "client1")
-    pytester.makepyfile(test_dead=HEADER + textwrap.dedent(DEAD_TESTS).replace("{pid}", str(pid)))
+    body = textwrap.dedent(DEAD_TESTS).replace("{pid}", str(pid)).replace("{call}", call)
+    pytester.makepyfile(test_dead=HEADER + body)
     try:
         started = time.monotonic()
         result = pytester.runpytest_subprocess(*args(rep_lab, "--junitxml=junit.xml"), timeout=240)
         elapsed = time.monotonic() - started
     finally:
         # sshd back, for the other tests of this lab
-        on_host(rep_lab, "client1", "/usr/sbin/sshd")
+        restarted = on_host(rep_lab, "client1", "/usr/sbin/sshd")
+        assert restarted.returncode == 0, restarted.stderr
     output = result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED, output
     assert "INTERNALERROR" not in output
@@ -203,10 +212,12 @@ def test_reporting_lab__host_dies_mid_session(pytester: pytest.Pytester, rep_lab
     result.stdout.fnmatch_lines(["E *HostUnreachableError: host 'client1' is unreachable: *Connection refused*"])
     cases = {case.get("name"): case for case in ET.parse(pytester.path / "junit.xml").iter("testcase")}
     failure = cases["test_2_dies[client]"].find("failure")
-    assert failure is not None and "client1" in (failure.get("message") or ""), output
+    assert failure is not None, output
+    assert "client1" in (failure.get("message") or ""), output
     for name in ("test_3_later[client]", "test_4_later_pair[pair]"):
         error = cases[name].find("error")
-        assert error is not None and "stopped answering earlier in this session" in (error.get("message") or "")
+        assert error is not None, output
+        assert "stopped answering earlier in this session" in (error.get("message") or "")
         assert float(cases[name].get("time") or 0) < 2, f"{name} did not error at once: {output}"
     assert cases["test_5_server[server]"].find("failure") is None
     assert elapsed < 120, output

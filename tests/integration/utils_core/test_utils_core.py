@@ -27,3 +27,10 @@ def test_utils__changes_take_effect_and_are_undone(pytester: pytest.Pytester, ut
     result.stdout.fnmatch_lines(["*test_12_failing_setup*ERROR*", "*test_13_back_after_failing_setup*PASSED*"])
     assert "Sup3r-S3cret" not in result.stdout.str() + result.stderr.str()
     assert "An0ther-S3cret" not in result.stdout.str() + result.stderr.str()
+
+
+def test_utils__drift_check_passes(pytester: pytest.Pytester, utils_lab: Lab) -> None:
+    """The drift check (``--mh-verify-rollback``) finds nothing left behind by fs, packages, sysctl and config."""
+    pytester.makepyfile(test_utils=SUITE.read_text())
+    result = run(pytester, utils_lab, "-v", "--mh-verify-rollback", "-k", "test_01_fs or test_09 or test_11")
+    result.assert_outcomes(passed=3)

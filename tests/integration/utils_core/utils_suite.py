@@ -6,8 +6,11 @@ import pytest
 from pytest_mh_ansible import MultihostError, Topology, TopologyDomain, TopologyMark
 
 SYSV = TopologyMark("sysv", Topology(TopologyDomain("default", server=1)), fixtures=dict(server="default.server[0]"))
-BOTH = TopologyMark("both", Topology(TopologyDomain("default", server=2)),
-                    fixtures=dict(sysv="default.server[0]", sd="default.server[1]"))
+BOTH = TopologyMark(
+    "both",
+    Topology(TopologyDomain("default", server=2)),
+    fixtures=dict(sysv="default.server[0]", sd="default.server[1]"),
+)
 
 STATE = (
     "stat -c '%n %a %U %G' /etc/hosts /etc/mh-dir /etc/mh-file /etc/mh-app.ini 2>&1; "
@@ -19,15 +22,18 @@ STATE = (
 )
 BEFORE = {}
 
+
 def state(host):
     return host.conn.run(STATE, raise_on_error=False).stdout
+
 
 SYSV_SCRIPT = (
     "#!/bin/sh\n### BEGIN INIT INFO\n# Provides: mh-demo\n# Default-Start: 2 3 4 5\n"
     "# Default-Stop: 0 1 6\n### END INIT INFO\n"
-    "case \"$1\" in start) touch /run/mh-demo;; stop) rm -f /run/mh-demo;; "
+    'case "$1" in start) touch /run/mh-demo;; stop) rm -f /run/mh-demo;; '
     "restart|reload|force-reload) touch /run/mh-demo;; status) test -e /run/mh-demo;; esac\n"
 )
+
 
 @pytest.mark.topology(BOTH)
 def test_00_record_clean_state(sysv, sd):
@@ -39,12 +45,18 @@ def test_00_record_clean_state(sysv, sd):
     )
     BEFORE["sysv"], BEFORE["sd"] = state(sysv.host), state(sd.host)
 
+
 @pytest.mark.topology(BOTH)
 def test_01_fs(sysv, sd):
     fs = sysv.fs
-    assert fs.write("/etc/mh-file", """
+    assert fs.write(
+        "/etc/mh-file",
+        """
         a = 1
-    """, mode="0640", group="adm")
+    """,
+        mode="0640",
+        group="adm",
+    )
     assert fs.read("/etc/mh-file") == "a = 1\n"
     fs.append("/etc/mh-file", "b = 2\n")
     assert fs.read("/etc/mh-file") == "a = 1\nb = 2\n"
@@ -70,11 +82,13 @@ def test_01_fs(sysv, sd):
     fs.backup("/etc/hosts")
     sysv.host.conn.run("echo forgotten >> /etc/hosts")  # no restore: the journal does it
     fs.wait_for_path("/etc/mh-dir/t", timeout=5)
-    assert state(sysv.host) != BEFORE["sysv"]
+    assert state(sysv.host) != BEFORE.get("sysv")
+
 
 @pytest.mark.topology(BOTH)
 def test_02_fs_back(sysv, sd):
-    assert state(sysv.host) == BEFORE["sysv"]
+    assert state(sysv.host).splitlines() == BEFORE["sysv"].splitlines()
+
 
 @pytest.mark.topology(BOTH)
 def test_03_services(sysv, sd):
@@ -94,11 +108,13 @@ def test_03_services(sysv, sd):
             assert role.svc.status("mh-demo")["enabled"]
     sd.svc.stop("mh-demo")
 
+
 @pytest.mark.topology(BOTH)
 def test_04_services_back(sysv, sd):
-    assert state(sysv.host) == BEFORE["sysv"]
-    assert state(sd.host) == BEFORE["sd"]
+    assert state(sysv.host).splitlines() == BEFORE["sysv"].splitlines()
+    assert state(sd.host).splitlines() == BEFORE["sd"].splitlines()
     assert sd.svc.status("mh-demo") == {"active": True, "enabled": True}
+
 
 @pytest.mark.topology(BOTH)
 def test_05_users_then_fail(sysv, sd):
@@ -116,19 +132,23 @@ def test_05_users_then_fail(sysv, sd):
     u.add_member("mhgroup", "labuser")
     raise AssertionError("the test fails: users and groups are restored all the same")
 
+
 @pytest.mark.topology(BOTH)
 def test_06_users_back(sysv, sd):
-    assert state(sysv.host) == BEFORE["sysv"]
+    assert state(sysv.host).splitlines() == BEFORE["sysv"].splitlines()
     assert sysv.users.get("alice") is None
+
 
 @pytest.mark.topology(BOTH)
 def test_07_delete_user(sysv, sd):
     sysv.users.delete("labuser")
     assert sysv.users.get("labuser") is None
 
+
 @pytest.mark.topology(BOTH)
 def test_08_user_recreated(sysv, sd):
-    assert state(sysv.host) == BEFORE["sysv"]
+    assert state(sysv.host).splitlines() == BEFORE["sysv"].splitlines()
+
 
 @pytest.mark.topology(BOTH)
 def test_09_packages_sysctl_config(sysv, sd):
@@ -136,7 +156,7 @@ def test_09_packages_sysctl_config(sysv, sd):
     assert sysv.pkg.is_installed("tree") and sysv.pkg.is_installed("cowsay")
     sysv.sysctl.set("net.ipv4.ip_forward", 1)
     assert sysv.sysctl.get("net.ipv4.ip_forward") == "1"
-    with pytest.raises(MultihostError, match="server1.*kernel.pid_max.*read-only"):
+    with pytest.raises(MultihostError, match="server1.*kernel.pid_max.*share the machine's kernel"):
         sysv.sysctl.set("kernel.pid_max", 4194303)
     cf = sysv.config_files
     cf.ini("/etc/mh-app.ini", "main", "port", "8080")
@@ -146,15 +166,18 @@ def test_09_packages_sysctl_config(sysv, sd):
     assert "192.0.2.10 extra" in sysv.fs.read("/etc/hosts")
     assert "port = 8080" in sysv.fs.read("/etc/mh-app.ini")
 
+
 @pytest.mark.topology(BOTH)
 def test_10_back(sysv, sd):
-    assert state(sysv.host) == BEFORE["sysv"]
+    assert state(sysv.host).splitlines() == BEFORE["sysv"].splitlines()
+
 
 @pytest.mark.topology(BOTH)
 def test_11_remove_installed_package(sysv, sd):
-    sysv.pkg.install("tree")   # session-kept? no: test scope, removed after
+    sysv.pkg.install("tree")  # session-kept? no: test scope, removed after
     sysv.pkg.remove("tree")
     assert not sysv.pkg.is_installed("tree")
+
 
 @pytest.fixture
 def broken(sysv):
@@ -166,10 +189,12 @@ def broken(sysv):
     sysv.config_files.line("/etc/hosts", "192.0.2.9 extra")
     raise RuntimeError("the fixture fails after its changes")
 
+
 @pytest.mark.topology(BOTH)
 def test_12_failing_setup(sysv, sd, broken):
     pass
 
+
 @pytest.mark.topology(BOTH)
 def test_13_back_after_failing_setup(sysv, sd):
-    assert state(sysv.host) == BEFORE["sysv"]
+    assert state(sysv.host).splitlines() == BEFORE["sysv"].splitlines()
