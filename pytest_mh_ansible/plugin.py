@@ -188,7 +188,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "require(condition, reason): skip the test unless condition(**fixtures) is true (pytest-mh-ansible).",
     )
     reporting.register_markers(config)
-    crash_check.register(config)
     config.stash[FIXTURES_KEY] = set()
     sources = _inventory_sources(config)
     lab_spec = config.getoption("mh_lab")
@@ -227,6 +226,7 @@ def pytest_configure(config: pytest.Config) -> None:
         options, inventory, lambda registry: config.hook.pytest_mh_register(registry=registry)
     )
     reporting.configure(config)
+    crash_check.register(config)
 
 
 def _playbook_dirs(config: pytest.Config) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from pytest_mh_ansible import MultihostError, Topology, TopologyDomain, TopologyMark
 
 SYSV = TopologyMark("sysv", Topology(TopologyDomain("default", server=1)), fixtures=dict(server="default.server[0]"))
@@ -61,7 +62,8 @@ def test_01_fs(sysv, sd):
     fs.append("/etc/mh-file", "b = 2\n")
     assert fs.read("/etc/mh-file") == "a = 1\nb = 2\n"
     st = fs.stat("/etc/mh-file")
-    assert st["mode"] == "0640" and st["gr_name"] == "adm"
+    assert st["mode"] == "0640"
+    assert st["gr_name"] == "adm"
     fs.mkdir("/etc/mh-dir", mode="0700")
     fs.mkdir_p("/etc/mh-dir/a/b")
     assert fs.exists("/etc/mh-dir/a/b")
@@ -122,7 +124,9 @@ def test_05_users_then_fail(sysv, sd):
     u.add_group("mhgroup", gid=4242)
     u.add("alice", uid=4243, groups=["mhgroup"], shell="/bin/sh", password="Sup3r-S3cret")
     alice = u.get("alice")
-    assert alice["uid"] == 4243 and alice["groups"] == ["mhgroup"] and alice["shell"] == "/bin/sh"
+    assert alice["uid"] == 4243
+    assert alice["groups"] == ["mhgroup"]
+    assert alice["shell"] == "/bin/sh"
     assert sysv.host.conn.run("getent shadow alice").stdout.split(":")[1].startswith("$6$")
     u.modify("labuser", shell="/bin/sh")
     u.set_password("labuser", "An0ther-S3cret")
@@ -153,10 +157,11 @@ def test_08_user_recreated(sysv, sd):
 @pytest.mark.topology(BOTH)
 def test_09_packages_sysctl_config(sysv, sd):
     sysv.pkg.install("tree", "cowsay")
-    assert sysv.pkg.is_installed("tree") and sysv.pkg.is_installed("cowsay")
+    assert sysv.pkg.is_installed("tree")
+    assert sysv.pkg.is_installed("cowsay")
     sysv.sysctl.set("net.ipv4.ip_forward", 1)
     assert sysv.sysctl.get("net.ipv4.ip_forward") == "1"
-    with pytest.raises(MultihostError, match="server1.*kernel.pid_max.*share the machine's kernel"):
+    with pytest.raises(MultihostError, match=r"server1.*kernel.pid_max.*share the machine's kernel"):
         sysv.sysctl.set("kernel.pid_max", 4194303)
     cf = sysv.config_files
     cf.ini("/etc/mh-app.ini", "main", "port", "8080")
