@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .backup import BackupTopologyController, MultihostBackupHost
 from .conn import Connection, ProcessResult
 from .controller import TopologyController
 from .errors import (
@@ -31,6 +32,18 @@ from .role import MultihostRole
 from .rollback import JournalEntry, RollbackJournal
 from .topology import Topology, TopologyDomain
 from .utility import MultihostUtility
+from .utils import (
+    ConfigFiles,
+    Crashes,
+    FileSystem,
+    Firewall,
+    Logs,
+    Packages,
+    Services,
+    Sysctl,
+    TrafficControl,
+    Users,
+)
 
 if TYPE_CHECKING:
     from .lab import Lab, LabHost, LabHostSpec, LabSpec, LabUserSpec
@@ -48,8 +61,13 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "BackupTopologyController",
     "ChangeRecorder",
+    "ConfigFiles",
     "Connection",
+    "Crashes",
+    "FileSystem",
+    "Firewall",
     "HostModules",
     "HostUnreachableError",
     "InventoryError",
@@ -62,13 +80,16 @@ __all__ = [
     "LabHostSpec",
     "LabSpec",
     "LabUserSpec",
+    "Logs",
     "ModuleError",
     "ModuleResult",
+    "MultihostBackupHost",
     "MultihostError",
     "MultihostFixture",
     "MultihostHost",
     "MultihostRole",
     "MultihostUtility",
+    "Packages",
     "PlaybookHostStats",
     "PlaybookResult",
     "ProcessError",
@@ -77,6 +98,8 @@ __all__ = [
     "Registry",
     "RollbackError",
     "RollbackJournal",
+    "Services",
+    "Sysctl",
     "TaskResult",
     "TeardownExceptionGroup",
     "Topology",
@@ -84,4 +107,6 @@ __all__ = [
     "TopologyDomain",
     "TopologyMark",
     "TopologyMarkError",
+    "TrafficControl",
+    "Users",
 ]

@@ -32,6 +32,8 @@ DEFAULT_EXCLUDE = (
     "/var/lib/sudo/*",
     "/var/lib/private/*",
     "/etc/ld.so.cache",
+    "/root/.ansible*",  # Ansible's remote tmp, made by the first module call on a host
+    "/var/lib/dpkg/status",  # rewritten by every dpkg run; the packages section compares the package list
     # shadow-utils' own backup copies, rewritten by every useradd/userdel (the real files are checked)
     "/etc/passwd-",
     "/etc/group-",

@@ -272,10 +272,13 @@ class JournalRecorder:
         out = host.conn.run(
             f"for p in {query}; do if command -v dpkg-query >/dev/null; then "
             "dpkg-query -W -f='${db:Status-Abbrev}' \"$p\" 2>/dev/null | grep -q '^ii' && echo \"$p\"; "
-            'else rpm -q "$p" >/dev/null 2>&1 && echo "$p"; fi; done',
+            'else rpm -q "$p" >/dev/null 2>&1 && echo "$p"; fi; done; '
+            "command -v dpkg-query >/dev/null && echo :dpkg:",
             raise_on_error=False,
         )
-        installed = set(out.stdout.split())
+        words = out.stdout.split()
+        dpkg = ":dpkg:" in words
+        installed = {w for w in words if w != ":dpkg:"}
 
         def undo(result: ModuleResult | None) -> Callable[[], None] | None:
             new = [n for n in wanted if n not in installed]
@@ -283,7 +286,17 @@ class JournalRecorder:
             state = str(token.args.get("state", "present"))
             steps: list[Callable[[], None]] = []
             if state in ("present", "installed", "latest") and new:
-                steps.append(lambda: _ok(host.ansible.run("ansible.builtin.package", name=new, state="absent")))
+                if dpkg:
+                    # Purge (no "rc" leftovers) and drop the dependencies the install pulled in.
+                    steps.append(
+                        lambda: _ok(
+                            host.ansible.run(
+                                "ansible.builtin.apt", name=new, state="absent", purge=True, autoremove=True
+                            )
+                        )
+                    )
+                else:
+                    steps.append(lambda: _ok(host.ansible.run("ansible.builtin.package", name=new, state="absent")))
             if state in ("absent", "removed") and gone:
                 steps.append(lambda: _ok(host.ansible.run("ansible.builtin.package", name=gone, state="present")))
             if not steps:
