@@ -30,7 +30,8 @@ def register(config: pytest.Config) -> None:
     mode = str(config.getini("mh_crashes") or "ignore").strip()
     if mode not in MODES:
         raise pytest.UsageError(f"ini option mh_crashes: {mode!r} is not one of {', '.join(MODES)}")
-    config.pluginmanager.register(CrashCheck(mode), "mh-ansible-crash-check")
+    if not config.pluginmanager.has_plugin("mh-ansible-crash-check"):
+        config.pluginmanager.register(CrashCheck(mode), "mh-ansible-crash-check")
 
 
 class CrashCheck:

@@ -18,8 +18,10 @@ def connection_line(variables: dict[str, Any], *, keys: tuple[str, ...] = ()) ->
 
 def vault_encrypt(value: str, password_file: Path, name: str) -> str:
     """``ansible-vault encrypt_string`` output for ``name: value`` (YAML, with the !vault tag)."""
+    # The value goes on stdin: a generated password may start with "-" and look like an option.
     out = subprocess.run(
-        ["ansible-vault", "encrypt_string", "--vault-password-file", str(password_file), value, "--name", name],
+        ["ansible-vault", "encrypt_string", "--vault-password-file", str(password_file), "--stdin-name", name],
+        input=value,
         check=True,
         capture_output=True,
         text=True,

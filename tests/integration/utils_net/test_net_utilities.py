@@ -11,18 +11,6 @@ from pytest_mh_ansible.lab import Lab
 
 pytestmark = pytest.mark.integration
 
-CONFTEST = textwrap.dedent("""
-    from pytest_mh_ansible._private import crash_check
-
-    def pytest_addoption(parser):
-        if "mh_crashes" not in parser._inidict:  # until plugin.py adds it
-            crash_check.addini(parser)
-
-    def pytest_configure(config):
-        if not config.pluginmanager.has_plugin("mh-ansible-crash-check"):
-            crash_check.register(config)
-""")
-
 TESTS = textwrap.dedent("""
     import time
     import pytest
@@ -171,7 +159,6 @@ TESTS = textwrap.dedent("""
 
 
 def test_utils_net__changes_take_effect_and_are_reverted(pytester: pytest.Pytester, utils_lab: Lab) -> None:
-    pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_net=TESTS)
     result = pytester.runpytest_subprocess(
         "-p",
