@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,14 +11,6 @@ import yaml
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec, LabUserSpec
 
 LAB_NAME = "mhcore"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    if os.geteuid() != 0:
-        skip = pytest.mark.skip(reason="the lab needs root (network namespaces, mounts, veths)")
-        for item in items:
-            if "integration/core" in str(item.path):
-                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -10,14 +9,6 @@ import pytest
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec, LabUserSpec
 
 LAB_NAME = "mheng"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    if os.geteuid() != 0:
-        skip = pytest.mark.skip(reason="the lab needs root (network namespaces, mounts, veths)")
-        for item in items:
-            if "integration/engine" in str(item.path):
-                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -18,14 +18,6 @@ USER = "labuser"
 PACKAGES = ("tree", "nginx")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    if os.geteuid() != 0:
-        skip = pytest.mark.skip(reason="the lab needs root (network namespaces, mounts, veths)")
-        for item in items:
-            if "integration/lab" in str(item.path):
-                item.add_marker(skip)
-
-
 @pytest.fixture(scope="session")
 def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A private parent for the test labs' directories (the package cache stays shared)."""

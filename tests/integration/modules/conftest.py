@@ -21,14 +21,6 @@ VAULT_PASSWORD = "mhmod-vault-pw-93"
 VAULT_PLAIN = "vaulted-word-51"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    if os.geteuid() != 0:
-        skip = pytest.mark.skip(reason="the lab needs root (network namespaces, mounts, veths)")
-        for item in items:
-            if "integration/modules" in str(item.path):
-                item.add_marker(skip)
-
-
 @pytest.fixture(scope="session")
 def mod_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """One sysv host, server1, with a non-root sudo user whose sudo asks for the password."""
