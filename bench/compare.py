@@ -5,6 +5,7 @@ Usage (root: it brings up a lab)::
     python3 bench/compare.py                       # 5 rounds, 200-test suite, settings table (~15 min)
     python3 bench/compare.py --quick               # 1 round, 20-test suite (~2-3 min)
     python3 bench/compare.py --quick --tools ours  # no pytest-mh (no PyPI needed)
+    python3 bench/compare.py --quick --executors warm   # our module suite with the warm executor only
     python3 bench/compare.py --json out.json --rounds 7
 
 See bench/README.md, "Comparison with pytest-mh", for what each figure measures.
@@ -38,9 +39,21 @@ from compare_lab import (
     tool_version,
     write_inventories,
 )
-from compare_suites import VARIANTS, ops_tests, raw_test, settings_test, start_test, suite_tests, write_variant
+from compare_suites import (
+    MODULE_VARIANTS,
+    VARIANTS,
+    ops_tests,
+    raw_test,
+    settings_test,
+    start_test,
+    suite_tests,
+    write_variant,
+)
 
 SPARES = 197
+EXECUTORS = ("warm", "standard")
+# variant -> the --mh-executor its runs get (ours-raw: none, its tests run no module)
+VARIANT_EXECUTOR = {variant: executor for executor, variant in MODULE_VARIANTS.items()}
 OPS = ("write", "restart", "useradd")
 SETTINGS: dict[str, dict[str, Any]] = {
     "ssh, pipelining + ControlPersist (default)": {},
@@ -88,8 +101,13 @@ class Runner:
             )
         return self.inventories[key]
 
-    def run(self, variant: str, name: str, content: str, inventory: str = "3") -> dict[str, Any]:
-        """Run test file ``name`` with ``content`` under ``variant``; return the timing data (+ wall, t0)."""
+    def run(
+        self, variant: str, name: str, content: str, inventory: str = "3", executor: str | None = None
+    ) -> dict[str, Any]:
+        """Run test file ``name`` with ``content`` under ``variant``; return the timing data (+ wall, t0).
+
+        ``executor`` (or the variant's own, ``VARIANT_EXECUTOR``) is passed as ``--mh-executor``.
+        """
         directory = self.variant_dir(variant)
         self.counter += 1
         test_file = directory / f"test_{name}_{self.counter:03d}.py"
@@ -101,6 +119,9 @@ class Runner:
             args = [str(self.mh_python), "-m", "pytest", "--mh-config", str(mh_inv)]
         else:
             args = [sys.executable, "-m", "pytest", "-i", str(ours_inv)]
+            executor = executor or VARIANT_EXECUTOR.get(variant)
+            if executor is not None:
+                args.append(f"--mh-executor={executor}")
         args += ["-p", "bench_timing", "-p", "no:cacheprovider", "-q", "-rfE", test_file.name]
         env = dict(os.environ, BENCH_OUT=str(out), PYTHONPATH=str(directory), PYTHONDONTWRITEBYTECODE="1")
         env.pop("PYTEST_ADDOPTS", None)
@@ -120,8 +141,17 @@ class Runner:
             raise BenchError(f"{variant}: {name}: not passed: {failed}\n{proc.stdout[-6000:]}")
         data["wall"] = wall
         data["t0"] = t0
+        warm = data.get("warm") or {}
         if self.verbose:
-            print(f"    {wall:.1f} s", flush=True)
+            note = ""
+            if warm.get("agent_starts_ms") or warm.get("served") or warm.get("fallbacks"):
+                note = (
+                    f" (warm: {len(warm['agent_starts_ms'])} agent starts, {warm['served']} payloads served,"
+                    f" {sum(warm['fallbacks'].values())} on the standard path)"
+                )
+            print(f"    {wall:.1f} s{note}", flush=True)
+        for line in warm.get("other", []):
+            print(f"  [{variant}] {name}: {line}", flush=True)
         return data
 
 
@@ -134,10 +164,25 @@ def alternate(variants: list[str], round_no: int) -> list[str]:
     return variants if round_no % 2 == 0 else list(reversed(variants))
 
 
+def new_warm_log() -> dict[str, Any]:
+    return {"runs": 0, "agent_starts_ms": [], "served": 0, "fallbacks": {}}
+
+
+def add_warm_log(total: dict[str, Any], data: dict[str, Any]) -> None:
+    """Add what the warm executor logged in one run (bench_timing's ``warm``) to ``total``."""
+    warm = data.get("warm") or {}
+    total["runs"] += 1
+    total["agent_starts_ms"].extend(warm.get("agent_starts_ms", []))
+    total["served"] += warm.get("served", 0)
+    for reason, count in (warm.get("fallbacks") or {}).items():
+        total["fallbacks"][reason] = total["fallbacks"].get(reason, 0) + count
+
+
 def measure(
     options: argparse.Namespace, runner: Runner, variants: list[str], log: Callable[[str], None]
 ) -> dict[str, Any]:
-    conn_variants = [v for v in variants if v != "ours-mod"]  # raw command and session start: same code
+    # raw command and session start: the same code in every variant of ours (no module runs there)
+    conn_variants = [v for v in variants if v not in VARIANT_EXECUTOR]
     samples: dict[str, Any] = {
         v: {
             "raw_ms": [],
@@ -146,6 +191,7 @@ def measure(
             "start3_ms": [],
             "start200_ms": [],
             "suite": [],
+            "warm_log": new_warm_log(),
         }
         for v in variants
     }
@@ -159,9 +205,12 @@ def measure(
             samples[v]["raw_ms"].extend(data["extra"]["raw_ms"])
         for v in alternate(variants, r):
             data = runner.run(v, "ops", ops_tests(options.ops_reps, seed=r))
+            add_warm_log(samples[v]["warm_log"], data)
             times = per_test(data)
             by_kind: dict[str, list[float]] = {}
             for nodeid, ms in times.items():
+                if "::test_warmup" in nodeid:  # one-time costs, not counted
+                    continue
                 match = re.search(r"::test_\d+_([a-z]+)", nodeid)
                 if match is None:
                     raise BenchError(f"{v}: unexpected test id {nodeid!r}")
@@ -180,6 +229,7 @@ def measure(
         log(f"suite of {options.suite_tests} tests, run {r + 1}/{options.suite_rounds}")
         for v in alternate(variants, r):
             data = runner.run(v, "suite", suite_tests(options.suite_tests))
+            add_warm_log(samples[v]["warm_log"], data)
             times = per_test(data)
             calls = {nodeid: t.get("call", 0.0) * 1000 for nodeid, t in data["tests"].items()}
             samples[v]["suite"].append(
@@ -193,7 +243,7 @@ def measure(
             )
     contacted = max(contacted, contacted_spares(runner.blab, SPARES))
     for v in variants:
-        if v == "ours-mod":  # same connection code as ours-raw: SHARED figures
+        if v in VARIANT_EXECUTOR:  # same connection code as ours-raw: SHARED figures
             for key in ("raw_ms", "start3_ms", "start200_ms"):
                 samples[v][key] = samples["ours-raw"][key] if "ours-raw" in samples else []
     figures = {v: summarize(samples[v]) for v in variants}
@@ -216,26 +266,44 @@ def summarize(s: dict[str, Any]) -> dict[str, float | None]:
 
 
 def measure_settings(options: argparse.Namespace, runner: Runner, log: Callable[[str], None]) -> dict[str, Any]:
-    samples: dict[str, dict[str, list[float]]] = {name: {"raw_ms": [], "module_ms": []} for name in SETTINGS}
+    """Raw ``true`` and ``ping`` per connection setting, the ping once per executor (``--executors``)."""
+    executors: list[str] = options.executor_list
+    samples: dict[str, dict[str, Any]] = {
+        name: {
+            "raw_ms": [],
+            "module_ms": {e: [] for e in executors},
+            "warm_log": {e: new_warm_log() for e in executors},
+        }
+        for name in SETTINGS
+    }
     for name, extra in SETTINGS.items():
         runner.inventory(f"settings:{name}", extra_vars=extra)
-    names = list(SETTINGS)
+    runs = [(name, e) for name in SETTINGS for e in executors]
     for r in range(options.settings_rounds):
         log(f"settings, round {r + 1}/{options.settings_rounds}")
-        for name in alternate(names, r):
+        for name, executor in alternate(runs, r):
             data = runner.run(
                 "ours-raw",
                 "settings",
                 settings_test(options.settings_raw_calls, options.settings_module_calls),
                 inventory=f"settings:{name}",
+                executor=executor,
             )
             samples[name]["raw_ms"].extend(data["extra"]["raw_ms"])
-            samples[name]["module_ms"].extend(data["extra"]["module_ms"])
-    figures = {
-        name: {"raw_true_median_ms": median(s["raw_ms"]), "ping_median_ms": median(s["module_ms"])}
-        for name, s in samples.items()
-    }
-    return {"figures": figures, "samples": samples}
+            samples[name]["module_ms"][executor].extend(data["extra"]["module_ms"])
+            add_warm_log(samples[name]["warm_log"][executor], data)
+    figures: dict[str, dict[str, Any]] = {}
+    for name, s in samples.items():
+        figures[name] = {"raw_true_median_ms": median(s["raw_ms"])}
+        for e in executors:
+            figures[name][f"ping_{e}_median_ms"] = median(s["module_ms"][e])
+        # the plugin's default executor (warm) when it was measured
+        figures[name]["ping_median_ms"] = figures[name][f"ping_{executors[0]}_median_ms"]
+        if "warm" in executors:
+            log_ = s["warm_log"]["warm"]
+            figures[name]["warm_served"] = log_["served"]
+            figures[name]["warm_fallbacks"] = sum(log_["fallbacks"].values())
+    return {"figures": figures, "samples": samples, "executors": executors}
 
 
 ROWS: list[tuple[str, str, str]] = [
@@ -256,6 +324,7 @@ ROWS: list[tuple[str, str, str]] = [
 
 # figures of the connection code only: measured once for ours (raw commands), shared by ours (modules)
 SHARED = ("raw_true_median_ms", "raw_true_p90_ms", "session_start_3_ms", "session_start_200_ms")
+OURS = ("ours-raw", *MODULE_VARIANTS.values())
 
 
 def fmt(value: float | None, unit: str) -> str:
@@ -270,7 +339,7 @@ def ratios(figures: dict[str, dict[str, float | None]]) -> dict[str, dict[str, f
     base = figures.get("pytest-mh")
     if base is None:
         return out
-    for v in ("ours-raw", "ours-mod"):
+    for v in OURS:
         if v not in figures:
             continue
         out[v] = {}
@@ -289,23 +358,56 @@ def print_tables(result: dict[str, Any]) -> None:
     for label, key, unit in ROWS:
         row = [label]
         for v in variants:
-            shared = v == "ours-mod" and "ours-raw" in figures and key in SHARED
+            shared = v in VARIANT_EXECUTOR and "ours-raw" in figures and key in SHARED
             row.append("(same)" if shared else fmt(figures[v][key], unit))
         for v in rat:
             value = rat[v][key]
-            shared = v == "ours-mod" and "ours-raw" in rat and key in SHARED
+            shared = v in VARIANT_EXECUTOR and "ours-raw" in rat and key in SHARED
             row.append("(same)" if shared else "-" if value is None else f"{value:.2f}")
         rows.append(row)
     _print_table(headers, rows)
     print(f"unused inventory hosts contacted: {result['unused_hosts_contacted']}")
+    warm_mod = MODULE_VARIANTS["warm"]
+    if warm_mod in rat:
+        parts = [f"{op} {rat[warm_mod][f'{op}_rollback_ms'] or 0:.2f}" for op in OPS]
+        print(f"reversible operations, {VARIANTS[warm_mod]} / pytest-mh: {', '.join(parts)} (target: within 2)")
+    for v in variants:
+        if v in VARIANT_EXECUTOR:
+            print(f"{VARIANTS[v]}: {describe_warm_log(result['samples'][v]['warm_log'])}")
     if result.get("settings"):
+        settings = result["settings"]
+        executors = settings["executors"]
         print()
         print("ours with connection settings (medians):")
-        srows = [
-            [name, fmt(f["raw_true_median_ms"], "ms"), fmt(f["ping_median_ms"], "ms")]
-            for name, f in result["settings"]["figures"].items()
-        ]
-        _print_table(["settings", "raw `true`", "ansible.builtin.ping"], srows)
+        headers = ["settings", "raw `true`", *[f"ansible.builtin.ping, {e}" for e in executors]]
+        if "warm" in executors:
+            headers.append("warm: payloads served / on the standard path")
+        srows = []
+        for name, f in settings["figures"].items():
+            row = [name, fmt(f["raw_true_median_ms"], "ms"), *[fmt(f[f"ping_{e}_median_ms"], "ms") for e in executors]]
+            if "warm" in executors:
+                row.append(f"{f['warm_served']} / {f['warm_fallbacks']}")
+            srows.append(row)
+        _print_table(headers, srows)
+        if "warm" in executors:
+            for name in settings["figures"]:
+                reasons = settings["samples"][name]["warm_log"]["warm"]["fallbacks"]
+                for reason, count in reasons.items():
+                    print(f"  {name}: 'module payload on the standard path: {reason}' x{count}")
+
+
+def describe_warm_log(log: dict[str, Any]) -> str:
+    """One line on what the warm executor logged over a variant's runs."""
+    if not log["runs"]:
+        return "no runs"
+    starts = log["agent_starts_ms"]
+    text = f"{log['runs']} runs, {len(starts)} warm agent starts"
+    if starts:
+        text += f" (median {statistics.median(starts):.0f} ms, max {max(starts):.0f} ms)"
+    text += f", {log['served']} module payloads served warm, {sum(log['fallbacks'].values())} on the standard path"
+    for reason, count in log["fallbacks"].items():
+        text += f"; '{reason}' x{count}"
+    return text
 
 
 def _print_table(headers: list[str], rows: list[list[str]]) -> None:
@@ -325,6 +427,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-settings", action="store_true", help="skip the connection-settings table")
     parser.add_argument("--quick", action="store_true", help="1 round, 20-test suite, fewer calls")
     parser.add_argument("--tools", default="ours,pytest-mh", help="comma list of ours, pytest-mh (both)")
+    parser.add_argument(
+        "--executors",
+        default="warm,standard",
+        help="comma list of warm, standard: our module suite once per executor (both)",
+    )
     parser.add_argument("--lab-name", default="mhcmp", help="lab name (mhcmp)")
     parser.add_argument("--reuse", action="store_true", help="reuse the lab if it is up, and leave it up")
     parser.add_argument("--keep", action="store_true", help="keep the generated suites and their output")
@@ -335,6 +442,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if not tools or tools - {"ours", "pytest-mh"}:
         parser.error("--tools takes a comma list of: ours, pytest-mh")
     options.tool_set = tools
+    executors = [e.strip() for e in options.executors.split(",") if e.strip()]
+    if not executors or set(executors) - set(EXECUTORS) or len(set(executors)) != len(executors):
+        parser.error("--executors takes a comma list of: warm, standard")
+    options.executor_list = [e for e in EXECUTORS if e in executors]  # warm (the plugin's default) first
     if options.rounds is None:
         options.rounds = 1 if options.quick else 5
     if options.suite_tests is None:
@@ -368,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     if "ours" in options.tool_set:
         variants.append("ours-raw")
         if hasattr(MultihostHost, "ansible"):
-            variants.append("ours-mod")
+            variants += [MODULE_VARIANTS[e] for e in options.executor_list]
     config = {
         "rounds": options.rounds,
         "suite_tests": options.suite_tests,
@@ -378,6 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         "ops_tests_per_kind_per_round": options.ops_reps,
         "quick": options.quick,
         "variants": variants,
+        "executors": options.executor_list,
         "python": platform.python_version(),
         "ansible_core": tool_version(Path(sys.executable), "ansible-core"),
         "pytest": tool_version(Path(sys.executable), "pytest"),

@@ -9,8 +9,12 @@ its own tool:
   fastest documented mode) and a ``useradd``/``userdel`` utility of the bench's own (pytest-mh has none).
 * ``ours-raw``: pytest-mh-ansible, ``host.conn.run`` with a hand-made backup/undo fixture.
 * ``ours-mod``: pytest-mh-ansible, ``host.ansible.run(...)``; the rollback journal undoes every change.
+  Run with ``--mh-executor=warm`` (modules in a warm agent on the target).
+* ``ours-mod-standard``: the same files as ``ours-mod``, run with ``--mh-executor=standard``
+  (a new Python per module, as ansible-playbook).
 
-Every run loads ``bench_timing`` (``-p bench_timing``), which writes per-test times to ``$BENCH_OUT``.
+Every run loads ``bench_timing`` (``-p bench_timing``), which writes per-test times to ``$BENCH_OUT``, and
+for our tool what the warm executor logged: agent starts, payloads served warm, fallbacks to the standard path.
 """
 
 from __future__ import annotations
@@ -19,14 +23,18 @@ import random
 import textwrap
 from pathlib import Path
 
-__all__ = ["VARIANTS", "write_variant"]
+__all__ = ["MODULE_VARIANTS", "VARIANTS", "write_variant"]
 
 # variant key -> label in the tables
 VARIANTS: dict[str, str] = {
     "pytest-mh": "pytest-mh",
     "ours-raw": "ours (raw commands)",
-    "ours-mod": "ours (modules + journal)",
+    "ours-mod": "ours (modules, warm)",
+    "ours-mod-standard": "ours (modules, standard)",
 }
+
+# executor -> the variant that runs the module suite with it (``--mh-executor``)
+MODULE_VARIANTS: dict[str, str] = {"warm": "ours-mod", "standard": "ours-mod-standard"}
 
 SERVICE = "blsvc.service"
 CONF = "/etc/bl-app.conf"
@@ -37,18 +45,48 @@ TIMING_PLUGIN = '''\
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import time
 from typing import Any
 
 import pytest
 
 DATA: dict[str, Any] = {"tests": {}, "first_call": None, "collected": None, "outcomes": {}, "extra": {}}
+WARM: dict[str, Any] = {"agent_starts_ms": [], "served": 0, "fallbacks": {}, "other": []}
+_STARTED = re.compile(r"warm agent started \\(pid \\d+, .*\\) in (\\d+) ms")
+_FALLBACK = "module payload on the standard path: "
+
+
+class _WarmLog(logging.Handler):
+    """What pytest-mh-ansible's warm executor logs (nothing arrives here under pytest-mh)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if isinstance(record.msg, str) and record.msg.startswith("%s: warm module call"):
+            WARM["served"] += 1
+            return
+        if record.levelno < logging.INFO:
+            return
+        message = record.getMessage()
+        match = _STARTED.search(message)
+        if match:
+            WARM["agent_starts_ms"].append(float(match.group(1)))
+        elif _FALLBACK in message:
+            reason = message.split(_FALLBACK, 1)[1]
+            WARM["fallbacks"][reason] = WARM["fallbacks"].get(reason, 0) + 1
+        elif "warm agent" in message or record.levelno >= logging.WARNING:
+            WARM["other"].append(f"{record.levelname}: {message}")
 
 
 def record(key: str, value: Any) -> None:
     """Extra data of a test (the raw-command timings)."""
     DATA["extra"][key] = value
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A child of the logger pytest-mh-ansible's log tap sets to DEBUG for the session: no level change here.
+    logging.getLogger("pytest_mh_ansible.modules").addHandler(_WarmLog(logging.DEBUG))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -81,6 +119,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     DATA["exitstatus"] = int(exitstatus)
+    DATA["warm"] = WARM
     with open(os.environ["BENCH_OUT"], "w") as f:
         json.dump(DATA, f)
 '''
@@ -300,7 +339,12 @@ def raw_test(warmup: int, calls: int) -> str:
 
 
 def ops_tests(reps: int, seed: int) -> str:
-    """``reps`` tests of each kind (empty, write, restart, useradd) on server1, in a shuffled order."""
+    """``reps`` tests of each kind (empty, write, restart, useradd) on server1, in a shuffled order.
+
+    A first test (``test_warmup``, not counted) does each operation once, so that one-time costs
+    (pytest-mh-ansible's first module call: the warm agent's start, fact gathering for ``service``)
+    do not land in the median of whichever kind happens to come first.
+    """
     kinds = ["empty", "write", "restart", "useradd"]
     order = [(kind, i) for kind in kinds for i in range(reps)]
     random.Random(seed).shuffle(order)
@@ -310,7 +354,8 @@ def ops_tests(reps: int, seed: int) -> str:
         "restart": f'ops.restart(server1, "{SERVICE}")',
         "useradd": 'ops.useradd(server1, "bluser")',
     }
-    out = [HEADER]
+    warmup = "\n    ".join(bodies[kind].replace("{n}", "warmup") for kind in kinds[1:])
+    out = [HEADER, f"\n\n@pytest.mark.topology(TOPOLOGY)\ndef test_warmup(ops, server1):\n    {warmup}\n"]
     for n, (kind, _) in enumerate(order):
         body = bodies[kind].replace("{n}", str(n))
         out.append(f"\n\n@pytest.mark.topology(TOPOLOGY)\ndef test_{n:03d}_{kind}(ops, server1):\n    {body}\n")
@@ -369,7 +414,12 @@ def write_variant(directory: Path, variant: str) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "pytest.ini").write_text("[pytest]\nconsole_output_style = classic\n")
     (directory / "bench_timing.py").write_text(TIMING_PLUGIN)
-    conftest = {"pytest-mh": PYTEST_MH_CONFTEST, "ours-raw": OURS_RAW_CONFTEST, "ours-mod": OURS_MOD_CONFTEST}[variant]
+    conftest = {
+        "pytest-mh": PYTEST_MH_CONFTEST,
+        "ours-raw": OURS_RAW_CONFTEST,
+        "ours-mod": OURS_MOD_CONFTEST,
+        "ours-mod-standard": OURS_MOD_CONFTEST,
+    }[variant]
     (directory / "conftest.py").write_text(conftest)
     topology = PYTEST_MH_TOPOLOGY if variant == "pytest-mh" else OURS_TOPOLOGY
     (directory / "bench_topology.py").write_text(topology)

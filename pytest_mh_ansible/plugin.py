@@ -119,6 +119,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="What tests that need an unreachable host do: error (default) or skip.",
     )
     group.addoption(
+        "--mh-executor",
+        dest="mh_executor",
+        choices=("warm", "standard"),
+        default=None,
+        help="How modules run on the hosts: warm (a long-lived agent per host forks each module from a "
+        "pre-imported interpreter; default) or standard (a new Python per module, as ansible-playbook). "
+        "A host's mh_executor variable overrides it.",
+    )
+    group.addoption(
         "--mh-verify-rollback",
         dest="mh_verify_rollback",
         action="store_true",
@@ -155,6 +164,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "mh_verify_exclude", "Globs the drift check leaves out (besides its defaults).", type="linelist", default=[]
     )
     parser.addini("mh_unreachable", "What tests that need an unreachable host do: error or skip.", default="error")
+    parser.addini("mh_executor", "How modules run on the hosts: warm (default) or standard.", default="warm")
 
 
 # -- configuration --------------------------------------------------------------------------------
@@ -214,17 +224,25 @@ def pytest_configure(config: pytest.Config) -> None:
     unreachable = config.getoption("mh_unreachable") or str(config.getini("mh_unreachable") or "error")
     if unreachable not in ("error", "skip"):
         raise pytest.UsageError(f"ini option mh_unreachable: {unreachable!r} is not 'error' or 'skip'")
+    executor = config.getoption("mh_executor") or str(config.getini("mh_executor") or "warm")
+    if executor not in ("warm", "standard"):
+        raise pytest.UsageError(f"ini option mh_executor: {executor!r} is not 'warm' or 'standard'")
     options = SessionOptions(
         sources=tuple(sources),
+        executor=executor,
         default_domain=str(config.getini("mh_default_domain") or "default"),
         role_groups=_role_groups(config),
         unreachable=unreachable,
         vault_password_files=tuple(vault_files),
         playbook_dirs=tuple(_playbook_dirs(config)),
     )
-    config.stash[SESSION_KEY] = MultihostSession(
-        options, inventory, lambda registry: config.hook.pytest_mh_register(registry=registry)
-    )
+    try:
+        session = MultihostSession(
+            options, inventory, lambda registry: config.hook.pytest_mh_register(registry=registry)
+        )
+    except MultihostError as err:  # a bad mh_* host variable
+        raise pytest.UsageError(f"pytest-mh-ansible: {err}") from None
+    config.stash[SESSION_KEY] = session
     reporting.configure(config)
     crash_check.register(config)
 

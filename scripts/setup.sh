@@ -21,4 +21,4 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[dev,collections]'
-echo "setup: $(.venv/bin/python --version), $(.venv/bin/ansible --version | head -1), $(.venv/bin/pytest --version)"
+echo "setup: $(.venv/bin/python --version), $(.venv/bin/ansible --version 2>/dev/null | sed -n 1p), $(.venv/bin/pytest --version)"

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol, final
+from typing import Any, Protocol
 
 from ..errors import HostUnreachableError
 from .inventory import Inventory, _plain
@@ -100,7 +100,6 @@ class _NullQueue:
         pass
 
 
-@final
 class StandardExecutor:
     """Runs modules with ansible-core's own ``TaskExecutor``, inside the pytest process.
 
@@ -192,6 +191,10 @@ class StandardExecutor:
         self._configured = True
 
     # --- module calls -------------------------------------------------------------------------
+
+    def _prepare(self, host: str, task_vars: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
+        """What surrounds the TaskExecutor run of one call (the warm executor routes payloads here)."""
+        return contextlib.nullcontext()
 
     def run(
         self,
@@ -304,7 +307,7 @@ class StandardExecutor:
                 self._cp_dir = tempfile.mkdtemp(prefix="mh-cpx-")
             task_vars["ansible_control_path_dir"] = self._cp_dir
         play_context = PlayContext(play=play)
-        with _task.TaskContext(task):
+        with self._prepare(host, task_vars), _task.TaskContext(task):
             executor = TaskExecutor(
                 inventory_host,
                 task,

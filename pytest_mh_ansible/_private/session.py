@@ -21,8 +21,8 @@ from .teardown import run_all
 
 if TYPE_CHECKING:
     from ..marks import TopologyMark
-    from .executor import StandardExecutor
     from .inventory import Inventory, InventoryHost
+    from .warm import WarmExecutor
 
 __all__ = ["ActiveTopology", "MultihostSession", "SessionOptions"]
 
@@ -40,6 +40,7 @@ class SessionOptions:
     lock_dir: str | None = None
     vault_password_files: tuple[str, ...] = ()
     playbook_dirs: tuple[str, ...] = ()
+    executor: str = "warm"  # or "standard": how modules run (a host's mh_executor variable wins)
 
 
 @dataclass
@@ -83,7 +84,7 @@ class MultihostSession:
         self.playbooks = PlaybookRunner(
             options.sources, options.vault_password_files, options.playbook_dirs, recorder=self._recorder
         )
-        self._executor: StandardExecutor | None = None
+        self._executor: WarmExecutor | None = None
 
     # -- inventory → roles and domains ---------------------------------------------------------
     def _host_info(self, host: InventoryHost) -> HostInfo:
@@ -97,6 +98,9 @@ class MultihostSession:
             roles.append(self.options.role_groups.get(group, group))
             roles.append(group)
         domain = host.variables.get("mh_domain") or self.options.default_domain
+        value = host.variables.get("mh_executor")
+        if value is not None and str(value).strip().lower() not in ("warm", "standard"):
+            raise MultihostError(f"host {host.name}: mh_executor={value!r} is not 'warm' or 'standard'")
         return HostInfo(host.name, tuple(dict.fromkeys(roles)), str(domain))
 
     @property
@@ -266,12 +270,18 @@ class MultihostSession:
         return f"{name}@{address}:{port}"
 
     @property
-    def executor(self) -> StandardExecutor:
-        """The session's module executor, made on first use (a session without module calls pays nothing)."""
-        if self._executor is None:
-            from .executor import StandardExecutor
+    def executor(self) -> WarmExecutor:
+        """The session's module executor, made on first use (a session without module calls pays nothing).
 
-            self._executor = StandardExecutor(self.inventory)
+        One executor serves both ways of running modules: each host takes its ``mh_executor``
+        variable, else the session's ``--mh-executor`` (see docs/executors.md).
+        """
+        if self._executor is None:
+            from .warm import WarmExecutor
+
+            self._executor = WarmExecutor(
+                self.inventory, default="standard" if self.options.executor == "standard" else "warm"
+            )
         return self._executor
 
 

@@ -583,3 +583,41 @@ def test_plugin__controller_skip(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess("-i", "hosts.ini", "-rs")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["*gated: the feature is not installed on client1*"])
+
+
+def test_plugin__bad_executor_setting_is_a_usage_error_naming_the_value(project: pytest.Pytester) -> None:
+    project.makepyfile(test_a="def test_a():\n    pass\n")
+    project.makeini("[pytest]\naddopts = -p no:cacheprovider\nmh_executor = fast\n")
+    result = project.runpytest_subprocess("-i", "hosts.ini")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini option mh_executor: 'fast' is not 'warm' or 'standard'*"])
+
+
+def test_plugin__bad_executor_host_variable_is_a_usage_error_naming_host_and_value(project: pytest.Pytester) -> None:
+    project.makepyfile(test_a="def test_a():\n    pass\n")
+    project.makefile(".ini", extra="[server]\nserver2 mh_executor=lukewarm\n")
+    result = project.runpytest_subprocess("-i", "hosts.ini", "--mh-inventory=extra.ini")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*host server2: mh_executor='lukewarm' is not 'warm' or 'standard'*"])
+
+
+def test_plugin__local_hosts_run_modules_warm_by_default_and_standard_on_request(project: pytest.Pytester) -> None:
+    """The default executor serves module calls from an agent; --mh-executor=standard starts none."""
+    project.makepyfile(
+        test_a="""
+        import pytest
+        from pytest_mh_ansible import Topology, TopologyDomain, TopologyMark
+
+        CLIENT = TopologyMark("c", Topology(TopologyDomain("app", client=1)), fixtures=dict(client="app.client[0]"))
+
+        @pytest.mark.topology(CLIENT)
+        def test_a(client):
+            assert client.host.ansible.run("ansible.builtin.command", cmd="echo hi").raw["stdout"] == "hi"
+        """
+    )
+    warm = project.runpytest_subprocess("-i", "hosts.ini", "--log-level=INFO", "-rA")
+    warm.assert_outcomes(passed=1)
+    assert "warm agent started" in warm.stdout.str()
+    standard = project.runpytest_subprocess("-i", "hosts.ini", "--log-level=INFO", "-rA", "--mh-executor=standard")
+    standard.assert_outcomes(passed=1)
+    assert "warm agent" not in standard.stdout.str()

@@ -11,6 +11,7 @@ import yaml
 
 from pytest_mh_ansible._private.executor import StandardExecutor
 from pytest_mh_ansible._private.inventory import Inventory
+from pytest_mh_ansible._private.warm import WarmExecutor
 from pytest_mh_ansible.host import MultihostHost
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec, LabUserSpec
 from pytest_mh_ansible.modules import HostModules
@@ -75,10 +76,10 @@ def inventory(mod_lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Invento
     )
 
 
-@pytest.fixture(scope="session")
-def executor(inventory: Inventory) -> Iterator[StandardExecutor]:
-    """The session-long executor, closed (ssh masters stopped) at the end."""
-    executor = StandardExecutor(inventory)
+@pytest.fixture(scope="session", params=["standard", "warm"])
+def executor(inventory: Inventory, request: pytest.FixtureRequest) -> Iterator[StandardExecutor]:
+    """The session-long executor, closed (ssh masters and agents stopped) at the end; every test runs with both."""
+    executor = StandardExecutor(inventory) if request.param == "standard" else WarmExecutor(inventory)
     yield executor
     executor.close()
 

@@ -27,3 +27,9 @@ def test_1_raw_changes(server):
 def test_2_restored(server):
     out = server.host.conn.run("test -e /etc/mh-raw; echo $?; grep -c junk /etc/hosts; test -e /etc/motd; echo $?")
     assert out.stdout.split() == ["1", "0", "0"]
+
+
+@pytest.mark.topology(SYSV)
+def test_3_session_snapshot_exists_during_the_run(server):
+    manifest = "/var/lib/mh-ansible/snapshots/mh-host-backup/manifest.json"
+    assert server.host.conn.run(f"test -f {manifest}", raise_on_error=False).rc == 0

@@ -2,21 +2,51 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from pytest_mh_ansible.lab import Lab
+from pytest_mh_ansible.utils.crashes import core_locations
 
 pytestmark = pytest.mark.integration
 
 SUITE = Path(__file__).with_name("utils_suite.py")
+SNAPSHOTS = "/var/lib/mh-ansible/snapshots"
 
 
 def run(pytester: pytest.Pytester, lab: Lab, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", f"--mh-inventory={lab.inventory_path}", "-p", "no:randomly", *args
     )
+
+
+def ssh(lab: Lab, host: str, command: str) -> str:
+    """Run a command on a lab host as root through the lab's ssh_config (from outside the inner run)."""
+    proc = subprocess.run(
+        ["ssh", "-F", str(lab.ssh_config_path), host, command],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert proc.returncode == 0, f"{host}: {command!r} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def exists(lab: Lab, host: str, *paths: str) -> list[bool]:
+    out = ssh(lab, host, "; ".join(f"test -e {path} && echo yes || echo no" for path in paths))
+    return [word == "yes" for word in out.split()]
+
+
+def make_backup_suite(pytester: pytest.Pytester, name: str) -> None:
+    """Its hooks and host class (up to pytest_mh_register) go to conftest.py, its tests to test_backup.py."""
+    suite = Path(__file__).with_name(name).read_text()
+    hooks, _, tests = suite.partition("def pytest_mh_register")
+    pytester.makeconftest(hooks + "def pytest_mh_register" + tests.split("\n\n\n")[0])
+    pytester.makepyfile(test_backup=suite.replace("def pytest_mh_register", "def _unused_register"))
 
 
 def test_utils__changes_take_effect_and_are_undone(pytester: pytest.Pytester, utils_lab: Lab) -> None:
@@ -41,9 +71,58 @@ def test_utils__drift_check_passes(pytester: pytest.Pytester, utils_lab: Lab) ->
 
 
 def test_backup_host__raw_changes_are_restored_after_each_test(pytester: pytest.Pytester, utils_lab: Lab) -> None:
-    suite = Path(__file__).with_name("backup_suite.py").read_text()
-    hooks, _, tests = suite.partition("def pytest_mh_register")
-    pytester.makeconftest(hooks + "def pytest_mh_register" + tests.split("\n\n\n")[0])
-    pytester.makepyfile(test_backup=suite.replace("def pytest_mh_register", "def _unused_register"))
+    """The session snapshot exists during the run (test_3) and pytest_teardown removes it at the end."""
+    snapshot = f"{SNAPSHOTS}/mh-host-backup"
+    assert exists(utils_lab, "server1", snapshot) == [False]
+    make_backup_suite(pytester, "backup_suite.py")
+    result = run(pytester, utils_lab, "-v")
+    result.assert_outcomes(passed=3)
+    assert exists(utils_lab, "server1", snapshot, "/etc/mh-raw") == [False, False]
+
+
+def test_backup_controller__restores_the_prepared_state_and_drops_its_snapshot(
+    pytester: pytest.Pytester, utils_lab: Lab
+) -> None:
+    """Raw changes of test 1 are undone to the topology snapshot, which holds topology_setup's file."""
+    paths = (f"{SNAPSHOTS}/mh-topology-backup-prepared", f"{SNAPSHOTS}/mh-host-backup", "/etc/mh-prepared")
+    assert exists(utils_lab, "server1", *paths) == [False, False, False]
+    make_backup_suite(pytester, "backup_controller_suite.py")
     result = run(pytester, utils_lab, "-v")
     result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*test_1_raw_changes*PASSED*", "*test_2_restored_to_the_topology_snapshot*PASSED*"])
+    # topology_teardown removed the topology snapshot, pytest_teardown the session one.
+    assert exists(utils_lab, "server1", *paths, "/etc/mh-raw") == [False, False, False, False]
+    assert ssh(utils_lab, "server1", "grep -c junk /etc/hosts || true").split() == ["0"]
+    assert exists(utils_lab, "server1", "/etc/motd") == [True]
+
+
+def test_logs_crashes__failing_setup_and_body(pytester: pytest.Pytester, utils_lab: Lab) -> None:
+    """A fixture that reads logs and crashes then fails errors; a failing body is reported with its core.
+
+    The tests after each failure see only their own log lines, journal entries and cores, and the
+    utilities leave nothing on the hosts.
+    """
+    mode, _, glob = core_locations(ssh(utils_lab, "server1", "cat /proc/sys/kernel/core_pattern"))
+    if mode == "unavailable":
+        pytest.skip("kernel.core_pattern pipes cores to a handler the crashes utility cannot read")
+    # Where the suite's log and fake core live, where cores are searched, temporary files, and the snapshots.
+    listing = "ls /var/tmp /var/log /root / /tmp; ls -A /var/lib/mh-ansible/snapshots 2>/dev/null; true"
+    before = {host: ssh(utils_lab, host, listing) for host in ("server1", "server2")}
+    pytester.makepyfile(test_logs=Path(__file__).with_name("logs_crashes_suite.py").read_text())
+    result = run(pytester, utils_lab, "-v", "-rA", "-o", "mh_crashes=fail")
+    result.assert_outcomes(passed=3, failed=1, errors=1)
+    result.stdout.fnmatch_lines(["*test_01_failing_setup*ERROR*", "*test_02_after_failing_setup*PASSED*"])
+    result.stdout.fnmatch_lines(["*test_03_failing_body*FAILED*", "*test_04_after_failing_body*PASSED*"])
+    result.stdout.fnmatch_lines(["*RuntimeError: the fixture fails after reading logs and crashes*"])
+    core = "/var/tmp/" + glob.rstrip("*") + "mh-fake"
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_03_failing_body?both? _*",
+            "*cannot read log file '/var/log/mh-missing.log'*",
+            "*- mh crashes -*",
+            f"server1: core: {core}",
+        ]
+    )
+    assert "server2: core" not in result.stdout.str()
+    after = {host: ssh(utils_lab, host, listing) for host in ("server1", "server2")}
+    assert after == before

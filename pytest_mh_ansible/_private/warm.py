@@ -1,0 +1,723 @@
+"""The warm module executor: Ansible's own module payloads, run by a long-lived agent on the target.
+
+A module call through Ansible starts a new Python on the target and imports
+``ansible.module_utils.basic`` (~250 ms of a ~300 ms call). :class:`WarmExecutor` runs the
+same tasks through the same ``TaskExecutor`` as :class:`~.executor.StandardExecutor`, but
+one step is served differently: when an action plugin is about to pipe an AnsiballZ payload
+into ``python3`` on the target, the payload goes to an agent (:mod:`.warm_agent`) started
+once per (host, become user, interpreter) over the host's own connection, which forks a
+fresh child from a warm, pre-imported interpreter and runs the unmodified payload. Action
+plugins, argument handling, result parsing, check and diff mode are Ansible's, untouched.
+
+Everything else (``mkdir``/``rm`` of temp dirs, file transfers, ``raw``, non-Python
+modules, async, connections without a persistent channel) takes the standard path, and
+each such fallback for a module payload is logged with its reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import logging
+import os
+import re
+import selectors
+import shlex
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .executor import StandardExecutor
+from .inventory import Inventory
+from .secrets import secrets
+
+__all__ = ["EXECUTORS", "AgentError", "WarmExecutor", "executor_for_host"]
+
+logger = logging.getLogger("pytest_mh_ansible.modules")
+
+ExecutorName = Literal["warm", "standard"]
+EXECUTORS: tuple[ExecutorName, ...] = ("warm", "standard")
+HOST_VARIABLE = "mh_executor"
+
+_AGENT_SOURCE = Path(__file__).with_name("warm_agent.py")
+# Modules whose changes can alter what an agent imported at start-up.
+_PACKAGE_MODULES = frozenset(
+    {"apt", "dnf", "dnf5", "yum", "package", "pip", "apk", "zypper", "pacman", "snap", "selinux", "seboolean"}
+)
+_START_TIMEOUT = 30.0
+_STOP_TIMEOUT = 5.0
+_ENV_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# The stdlib-only reader the agent's interpreter runs (python -c): skip lines (a become
+# success marker, a sudo password echo) up to the header, then exec exactly that many bytes.
+_BOOT = """#mh-warm-agent
+import os
+def r(n):
+    d = b''
+    while len(d) < n:
+        c = os.read(0, n - len(d))
+        if not c:
+            raise SystemExit(3)
+        d += c
+    return d
+while True:
+    line = b''
+    while not line.endswith(b'\\n'):
+        line += r(1)
+    if line.startswith(b'MHWARM '):
+        break
+exec(compile(r(int(line.split()[1])), 'mh_warm_agent', 'exec'), {'__name__': 'mh_warm_agent'})
+"""
+_READY = b"\nMHWARM-READY\n"
+
+# Which executor serves the TaskExecutor run of this thread right now (None: standard).
+_active: contextvars.ContextVar[_Router | None] = contextvars.ContextVar("mh_warm_router", default=None)
+_installed = False
+
+
+_PROTOCOL = 1
+_source_cache: list[bytes] = []
+
+
+def _agent_source() -> bytes:
+    """The agent's source, read once per process (a running session keeps the code it started with)."""
+    if not _source_cache:
+        _source_cache.append(_AGENT_SOURCE.read_bytes())
+    return _source_cache[0]
+
+
+def _decoded(frame: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(frame)
+    except ValueError as err:
+        raise AgentError(f"the agent answered something unreadable ({frame[:40]!r})") from err
+    if not isinstance(value, dict):
+        raise AgentError(f"the agent answered something unreadable ({frame[:40]!r})")
+    return value
+
+
+class AgentError(Exception):
+    """The agent could not be started, or its channel broke."""
+
+
+class _AgentLost(AgentError):
+    """The agent went away after it had taken a payload: the module may have run."""
+
+
+def executor_for_host(variables: Mapping[str, Any], default: ExecutorName, *, host: str) -> ExecutorName:
+    """The executor a host uses: its ``mh_executor`` variable, else the session's ``default``.
+
+    :raises ValueError: The variable holds something else than ``warm`` or ``standard``.
+    """
+    value = variables.get(HOST_VARIABLE)
+    if value is None:
+        return default
+    text = str(value).strip().lower()
+    if text not in EXECUTORS:
+        raise ValueError(f"host {host}: {HOST_VARIABLE}={value!r} is not one of {', '.join(EXECUTORS)}")
+    return "warm" if text == "warm" else "standard"
+
+
+# --- channels ---------------------------------------------------------------------------------
+
+
+class _Channel:
+    """A byte stream to a process on the target, held open for the session."""
+
+    def send(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def recv(self, size: int, timeout: float | None) -> bytes:
+        """Up to ``size`` bytes; b"" at the end of the stream; AgentError after ``timeout``."""
+        raise NotImplementedError
+
+    def alive(self) -> bool:
+        raise NotImplementedError
+
+    def close(self, *, wait: float) -> None:
+        raise NotImplementedError
+
+    def stderr(self) -> str:
+        return ""
+
+
+class _ProcessChannel(_Channel):
+    """A local process: ``ssh host '<boot>'`` (multiplexed over Ansible's ControlMaster) or ``sh -c``."""
+
+    def __init__(self, argv: list[bytes] | str, *, shell: bool, cwd: str | None, pass_fds: tuple[int, ...] = ()):
+        self._proc = subprocess.Popen(
+            argv,
+            shell=shell,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=pass_fds,
+            start_new_session=True,  # Ctrl-C in pytest's terminal reaches pytest, not the agent's ssh
+        )
+        assert self._proc.stdin is not None
+        assert self._proc.stdout is not None
+        self._stdin = self._proc.stdin
+        self._out = self._proc.stdout.fileno()
+        self._err_chunks: list[bytes] = []
+        self._err_thread = threading.Thread(target=self._drain_stderr, name="mh-warm-stderr", daemon=True)
+        self._err_thread.start()
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def _drain_stderr(self) -> None:
+        stream = self._proc.stderr
+        assert stream is not None
+        for chunk in iter(lambda: os.read(stream.fileno(), 65536), b""):
+            if sum(map(len, self._err_chunks)) < 65536:
+                self._err_chunks.append(chunk)
+
+    def send(self, data: bytes) -> None:
+        try:
+            self._stdin.write(data)
+            self._stdin.flush()
+        except (BrokenPipeError, ValueError, OSError) as err:
+            raise AgentError(f"the channel is closed ({err})") from err
+
+    def recv(self, size: int, timeout: float | None) -> bytes:
+        if timeout is not None:
+            with selectors.DefaultSelector() as selector:
+                selector.register(self._out, selectors.EVENT_READ)
+                if not selector.select(timeout):
+                    raise AgentError(f"no answer in {timeout:.0f} s")
+        try:
+            return os.read(self._out, size)
+        except OSError as err:
+            raise AgentError(f"the channel broke ({err})") from err
+
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def close(self, *, wait: float) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._stdin.close()
+        try:
+            self._proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        for stream in (self._proc.stdout, self._proc.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                if stream is not None:
+                    stream.close()
+
+    def stderr(self) -> str:
+        return b"".join(self._err_chunks).decode(errors="replace").strip()
+
+
+class _ParamikoChannel(_Channel):
+    """A session channel on the paramiko connection's transport."""
+
+    def __init__(self, transport: Any, command: str) -> None:
+        self._chan = transport.open_session()
+        self._chan.exec_command(command)
+
+    def send(self, data: bytes) -> None:
+        try:
+            self._chan.sendall(data)
+        except OSError as err:
+            raise AgentError(f"the channel is closed ({err})") from err
+
+    def recv(self, size: int, timeout: float | None) -> bytes:
+        self._chan.settimeout(timeout)
+        try:
+            return bytes(self._chan.recv(size))
+        except TimeoutError as err:
+            raise AgentError(f"no answer in {timeout:.0f} s") from err
+        except OSError as err:
+            raise AgentError(f"the channel broke ({err})") from err
+
+    def alive(self) -> bool:
+        return not self._chan.closed and not self._chan.exit_status_ready()
+
+    def close(self, *, wait: float) -> None:
+        with contextlib.suppress(Exception):
+            self._chan.shutdown_write()
+            deadline = time.monotonic() + wait
+            while not self._chan.exit_status_ready() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        with contextlib.suppress(Exception):
+            self._chan.close()
+
+    def stderr(self) -> str:
+        chunks = []
+        with contextlib.suppress(Exception):
+            while self._chan.recv_stderr_ready():
+                chunks.append(self._chan.recv_stderr(65536))
+        return b"".join(chunks).decode(errors="replace").strip()
+
+
+# --- the agent ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Agent:
+    """One agent process on the target, and the controller's end of its channel."""
+
+    label: str
+    channel: _Channel
+    pid: int = 0
+    python: str = ""
+    _pending: bytes = b""
+
+    def _read_exact(self, size: int, timeout: float | None) -> bytes:
+        data = self._pending
+        while len(data) < size:
+            chunk = self.channel.recv(max(65536, size - len(data)), timeout)
+            if not chunk:
+                detail = self.channel.stderr()
+                raise AgentError("the agent ended" + (f": {secrets.mask(detail)}" if detail else ""))
+            data += chunk
+        self._pending = data[size:]
+        return data[:size]
+
+    def _read_frame(self, timeout: float | None = None) -> bytes:
+        size = int.from_bytes(self._read_exact(4, timeout), "big")
+        return self._read_exact(size, timeout)
+
+    def _send_frame(self, data: bytes) -> None:
+        self.channel.send(len(data).to_bytes(4, "big") + data)
+
+    def start(self, password: str | None) -> None:
+        source = _agent_source()
+        preamble = f"{password}\n".encode() if password else b""
+        self.channel.send(preamble + b"MHWARM %d\n" % len(source) + source)
+        deadline = time.monotonic() + _START_TIMEOUT
+        seen = b""
+        while _READY not in seen:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AgentError(f"no answer in {_START_TIMEOUT:.0f} s")
+            chunk = self.channel.recv(65536, left)
+            if not chunk:
+                detail = secrets.mask((seen.decode(errors="replace") + "\n" + self.channel.stderr()).strip())
+                raise AgentError("the agent did not start" + (f": {detail}" if detail else ""))
+            seen += chunk
+            if len(seen) > 1 << 20:
+                raise AgentError("the agent did not start: unexpected output")
+        self._pending = seen.split(_READY, 1)[1]
+        hello = _decoded(self._read_frame(_START_TIMEOUT))
+        if hello.get("protocol") != _PROTOCOL:
+            raise AgentError(f"the agent speaks protocol {hello.get('protocol')!r}, not {_PROTOCOL}")
+        self.pid = int(hello.get("pid") or 0)
+        self.python = str(hello.get("python", ""))
+
+    def run(self, header: Mapping[str, Any], payload: bytes) -> tuple[dict[str, Any], bytes, bytes]:
+        """Run one payload; AgentError if the agent is gone before it took the payload (safe to retry),
+        _AgentLost if it went away afterwards (the module may have run)."""
+        self._send_frame(json.dumps({"op": "run", **header}).encode())
+        self._send_frame(payload)
+        if self._read_frame() != b"accepted":
+            raise AgentError("the agent answered out of turn")
+        try:
+            answer = _decoded(self._read_frame())
+            out = self._read_frame()
+            err = self._read_frame()
+        except AgentError as err:
+            raise _AgentLost(str(err)) from err
+        return answer, out, err
+
+    def stop(self) -> None:
+        with contextlib.suppress(AgentError):
+            self._send_frame(b'{"op": "exit"}')
+        self.channel.close(wait=_STOP_TIMEOUT)
+
+
+@dataclass
+class _Slot:
+    """An agent key's state: the agent, how often it was restarted, why it is off (if it is)."""
+
+    agent: _Agent | None = None
+    restarts: int = 0
+    disabled: str | None = None
+    calls: int = 0
+    fallbacks: dict[str, int] = field(default_factory=dict)
+
+
+# --- routing module payloads ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Command:
+    """A pipelined module command as the action plugin built it: ``[VAR=value ...] interpreter``."""
+
+    interpreter: str
+    env_add: dict[str, str]
+
+    @classmethod
+    def parse(cls, cmd: str) -> _Command | str:
+        """The command, or the reason it cannot be served warm."""
+        try:
+            words = shlex.split(cmd)
+        except ValueError:
+            return "the module command cannot be parsed"
+        if not words:
+            return "an empty module command"
+        *assignments, interpreter = words
+        env_add: dict[str, str] = {}
+        for word in assignments:
+            if not _ENV_WORD.match(word):
+                return f"the interpreter is a command with arguments ({' '.join(words[-2:])})"
+            name, _, value = word.partition("=")
+            env_add[name] = value
+        if _ENV_WORD.match(interpreter) or (not interpreter.startswith("/") and "/" in interpreter):
+            return f"an unusual interpreter {interpreter!r}"
+        return cls(interpreter=interpreter, env_add=env_add)
+
+
+def _runs_module_file(cmd: str) -> bool:
+    """``[VAR=v ...] interpreter <tmp>/AnsiballZ_x.py``: a module run from a file (no pipelining)."""
+    try:
+        words = shlex.split(cmd)
+    except ValueError:
+        return False
+    if len(words) < 2 or "/AnsiballZ_" not in words[-1] or not words[-1].endswith(".py"):
+        return False
+    return isinstance(_Command.parse(shlex.join(words[:-1])), _Command)
+
+
+class _Router:
+    """Serves the module payloads of one host's TaskExecutor run through the host's agents."""
+
+    def __init__(self, pool: _AgentPool, host: str) -> None:
+        self.pool = pool
+        self.host = host
+        self.served = 0
+        self.fell_back = 0
+
+    def execute(self, action: Any, original: Any, cmd: str, **kwargs: Any) -> dict[str, Any]:
+        in_data = kwargs.get("in_data")
+        if not in_data and _runs_module_file(cmd):
+            reason = "the connection does not pipeline (paramiko, or pipelining off): the module runs from a file"
+            return self._fallback(action, original, cmd, kwargs, reason)
+        if not in_data or b"_ansiballz_main(" not in in_data or kwargs.get("executable") or kwargs.get("chdir"):
+            return dict(original(action, cmd, **kwargs))  # not a pipelined AnsiballZ module: mkdir, rm, raw, ...
+        parsed = _Command.parse(cmd)
+        if isinstance(parsed, str):
+            return self._fallback(action, original, cmd, kwargs, parsed)
+        try:
+            served = self.pool.serve(self.host, action, parsed, in_data, sudoable=kwargs.get("sudoable", True))
+        except _Fallback as reason:
+            return self._fallback(action, original, cmd, kwargs, str(reason))
+        rc, out, err = served
+        self.served += 1
+        errors = kwargs.get("encoding_errors", "surrogate_then_replace")
+        from ansible.module_utils.common.text.converters import to_text
+
+        text_out = to_text(out, errors=errors)
+        text_err = to_text(err, errors=errors)
+        return dict(
+            rc=rc,
+            stdout=text_out,
+            stdout_lines=text_out.splitlines(),
+            stderr=text_err,
+            stderr_lines=text_err.splitlines(),
+        )
+
+    def _fallback(self, action: Any, original: Any, cmd: str, kwargs: dict[str, Any], reason: str) -> dict[str, Any]:
+        self.fell_back += 1
+        logger.info("%s: module payload on the standard path: %s", self.host, reason)
+        return dict(original(action, cmd, **kwargs))
+
+
+class _Fallback(Exception):
+    """This payload goes the standard way (the message says why)."""
+
+
+class _AgentPool:
+    """The session's agents, keyed by (host, connection, user, become, interpreter)."""
+
+    def __init__(self) -> None:
+        self._slots: dict[tuple[str, ...], _Slot] = {}
+        self._lock = threading.Lock()
+
+    def agents(self) -> list[_Agent]:
+        return [slot.agent for slot in self._slots.values() if slot.agent is not None]
+
+    def renew(self, host: str) -> None:
+        """Stop the host's agents; the next call starts fresh ones (not counted as lost)."""
+        for key, slot in self._slots.items():
+            if key[0] == host and slot.agent is not None:
+                agent, slot.agent = slot.agent, None
+                agent.stop()
+                logger.info("%s: warm agent renewed after a package change", agent.label)
+
+    def close(self) -> None:
+        with self._lock:
+            slots, self._slots = self._slots, {}
+        for slot in slots.values():
+            if slot.agent is not None:
+                slot.agent.stop()
+                logger.debug("%s: warm agent stopped (pid %d)", slot.agent.label, slot.agent.pid)
+
+    def serve(
+        self, host: str, action: Any, command: _Command, payload: bytes, *, sudoable: bool
+    ) -> tuple[int, bytes, bytes]:
+        conn = action._connection
+        transport = _transport_name(conn)
+        become = _become_for(action, sudoable)
+        become_key = f"{become.name}:{become.get_option('become_user')}" if become is not None else "-"
+        user = str(action._get_remote_user() or "")
+        key = (host, transport, user, become_key, command.interpreter)
+        label = f"{host} ({user or 'default user'}" + (f", become {become_key}" if become else "") + ")"
+        slot = self._slots.setdefault(key, _Slot())
+        if slot.disabled:
+            raise _Fallback(slot.disabled)
+        header: dict[str, Any] = {"env_add": command.env_add}
+        if transport == "local":
+            # The local plugin's command inherits pytest's environment and runs in the play's basedir.
+            header["env"] = dict(os.environ)
+            header["cwd"] = action._loader.get_basedir()
+        for _attempt in (1, 2):
+            if slot.agent is not None and not slot.agent.channel.alive():
+                with contextlib.suppress(Exception):
+                    slot.agent.channel.close(wait=0.5)
+                slot.agent = None
+                self._lost(slot, label, "the agent or its connection went away")
+                if slot.disabled:
+                    raise _Fallback(slot.disabled)
+            if slot.agent is None:
+                slot.agent = self._start(slot, label, action, become, command)
+            agent = slot.agent
+            try:
+                answer, out, err = agent.run(header, payload)
+            except _AgentLost as err:
+                slot.agent = None
+                self._lost(slot, label, str(err))
+                with contextlib.suppress(Exception):
+                    agent.channel.close(wait=0.5)
+                # The payload may or may not have run: report it like a module that was killed.
+                message = (
+                    f"pytest-mh-ansible: the warm agent on {label} ended during this module call ({err}); "
+                    "the module may have run"
+                )
+                return 137, b"", message.encode()
+            except AgentError as err:
+                # Gone before it took the payload (killed while idle, connection dropped): nothing ran.
+                slot.agent = None
+                with contextlib.suppress(Exception):
+                    agent.channel.close(wait=0.5)
+                self._lost(slot, label, str(err))
+                if slot.disabled:
+                    raise _Fallback(slot.disabled) from err
+                continue
+            except BaseException:
+                # Interrupted (Ctrl-C, a test timeout): the agent kills the module when its channel closes.
+                slot.agent = None
+                with contextlib.suppress(Exception):
+                    agent.channel.close(wait=0.5)
+                raise
+            if "fallback" in answer:
+                slot.fallbacks[answer["fallback"]] = slot.fallbacks.get(answer["fallback"], 0) + 1
+                raise _Fallback(str(answer["fallback"]))
+            slot.calls += 1
+            logger.debug(
+                "%s: warm module call rc=%s (agent: prepare %s ms, run %s ms)",
+                label,
+                answer.get("rc"),
+                answer.get("prepare_ms"),
+                answer.get("run_ms"),
+            )
+            return int(answer["rc"]), out, err
+        raise _Fallback(slot.disabled or f"the warm agent on {label} could not take the payload")
+
+    def _lost(self, slot: _Slot, label: str, why: str) -> None:
+        slot.restarts += 1
+        if slot.restarts > 1:
+            slot.disabled = f"the warm agent on {label} was lost twice (last: {why}); standard path from now on"
+            logger.warning("%s", slot.disabled)
+        else:
+            logger.info("%s: warm agent lost (%s); it will be restarted once", label, why)
+
+    def _start(self, slot: _Slot, label: str, action: Any, become: Any, command: _Command) -> _Agent:
+        started = time.monotonic()
+        try:
+            channel, password = _open_channel(action, become, command.interpreter)
+        except _Fallback as reason:
+            slot.disabled = str(reason)
+            raise
+        agent = _Agent(label=label, channel=channel)
+        try:
+            agent.start(password)
+        except AgentError as err:
+            with contextlib.suppress(Exception):
+                channel.close(wait=0.5)
+            slot.restarts += 1
+            slot.disabled = f"the warm agent on {label} could not start ({err})"
+            logger.warning("%s; standard path for it", slot.disabled)
+            raise _Fallback(slot.disabled) from err
+        logger.info(
+            "%s: warm agent started (pid %d, Python %s, %s) in %.0f ms",
+            label,
+            agent.pid,
+            agent.python,
+            command.interpreter,
+            (time.monotonic() - started) * 1000,
+        )
+        return agent
+
+
+def _transport_name(conn: Any) -> str:
+    return str(getattr(conn, "_load_name", "") or conn.transport).rsplit(".", 1)[-1]
+
+
+def _become_for(action: Any, sudoable: bool) -> Any:
+    """The become plugin that Ansible would wrap this command with, or None (ActionBase's rule)."""
+    from ansible import constants as C
+
+    conn = action._connection
+    if not (sudoable and conn.become):
+        return None
+    ruser = action._get_remote_user()
+    buser = action.get_become_option("become_user")
+    if C.BECOME_ALLOW_SAME_USER or buser != ruser or not any((ruser, buser)):
+        return conn.become
+    return None
+
+
+def _open_channel(action: Any, become: Any, interpreter: str) -> tuple[_Channel, str | None]:
+    """Start the boot command over the action's connection; (channel, become password to send)."""
+    conn = action._connection
+    boot = f"{shlex.quote(interpreter)} -c {shlex.quote(_BOOT)}"
+    password: str | None = None
+    if become is not None:
+        boot = become.build_become_command(boot, conn._shell)
+        if getattr(become, "prompt", None):
+            if become.name != "sudo":
+                raise _Fallback(f"become method {become.name} asks for a password on a terminal")
+            password = str(become.get_option("become_pass"))
+    executable = action._play_context.executable
+    if conn.allow_executable and executable:
+        boot = f"{executable} -c {shlex.quote(boot)}"
+    name = _transport_name(conn)
+    if name == "ssh":
+        conn.host = conn.get_option("host") or conn._play_context.remote_addr
+        conn_password = conn.get_option("password") or conn._play_context.password
+        extra: tuple[str, ...] = ()
+        if conn_password and conn.get_option("password_mechanism") != "sshpass":
+            # ssh_askpass hands the password to one ssh process only: log in through Ansible's own
+            # path, which leaves the ControlMaster running, and multiplex the agent's session over it.
+            if not conn.get_option("control_path_dir") and not conn.get_option("ssh_args"):
+                raise _Fallback("ssh password login without a ControlMaster cannot hold a channel open")
+            rc, _, _ = conn.exec_command("true", sudoable=False)
+            if rc != 0:
+                raise _Fallback("ssh password login failed")
+            extra = ("-o", "BatchMode=yes")
+        argv = conn._build_command(conn.get_option("ssh_executable"), "ssh", *extra, conn.host, boot)
+        pipe = getattr(conn, "sshpass_pipe", None)
+        try:
+            channel = _ProcessChannel(argv, shell=False, cwd=None, pass_fds=tuple(pipe or ()))
+        finally:
+            if pipe:
+                conn.sshpass_pipe = None
+                os.close(pipe[0])
+                with contextlib.suppress(OSError):
+                    if conn_password:
+                        os.write(pipe[1], f"{conn_password}\n".encode())
+                os.close(pipe[1])
+        return channel, password
+    if name == "paramiko_ssh":
+        if not getattr(conn, "_connected", False):
+            conn._connect()
+        return _ParamikoChannel(conn.ssh.get_transport(), boot), password
+    if name == "local":
+        return _ProcessChannel(boot, shell=True, cwd=action._loader.get_basedir()), password
+    raise _Fallback(f"the {name} connection has no persistent channel for the warm agent")
+
+
+def _install_hook() -> None:
+    """Route ``ActionBase._low_level_execute_command`` through the active router (once per process)."""
+    global _installed
+    if _installed:
+        return
+    from ansible.plugins.action import ActionBase
+
+    original = ActionBase._low_level_execute_command
+
+    def _low_level_execute_command(self: Any, cmd: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        router = _active.get()
+        if router is None:
+            return dict(original(self, cmd, *args, **kwargs))
+        for name, value in zip(("sudoable", "in_data", "executable", "encoding_errors", "chdir"), args, strict=False):
+            kwargs[name] = value
+        return router.execute(self, original, cmd, **kwargs)
+
+    _low_level_execute_command.__wrapped__ = original  # type: ignore[attr-defined]
+    ActionBase._low_level_execute_command = _low_level_execute_command
+    _installed = True
+
+
+class WarmExecutor(StandardExecutor):
+    """:class:`StandardExecutor` whose module payloads run in a warm agent on the target.
+
+    Hosts whose ``mh_executor`` variable says ``standard`` (or every host, with
+    ``default="standard"``) take the standard path for every call. Results are Ansible's own:
+    the same action plugins and result parsing process what the agent returns.
+
+    Example::
+
+        executor = WarmExecutor(inventory)
+        executor.run("server1", "ansible.builtin.stat", {"path": "/etc"}, check=False, diff=False,
+                     become=None, become_user=None, no_log=False, template=False)
+        executor.close()  # stops the agents: nothing is left running on the targets
+
+    :param inventory: The session's inventory.
+    :param default: The executor of hosts that do not set ``mh_executor``.
+    """
+
+    def __init__(self, inventory: Inventory, *, default: ExecutorName = "warm") -> None:
+        super().__init__(inventory)
+        self.default: ExecutorName = default
+        self._pool = _AgentPool()
+        self.last_route: tuple[int, int] = (0, 0)
+
+    def close(self) -> None:
+        """Stop every agent (the targets keep no process), then what the standard executor holds."""
+        self._pool.close()
+        super().close()
+
+    def agents(self) -> list[tuple[str, int]]:
+        """(label, pid on the target) of the running agents (for tests and diagnostics)."""
+        return [(agent.label, agent.pid) for agent in self._pool.agents()]
+
+    def run(self, host: str, module: str, args: Mapping[str, Any], **options: Any) -> dict[str, Any]:
+        """:meth:`StandardExecutor.run`; after a package change the host's agents start afresh.
+
+        An agent imported ``ansible.module_utils`` when it started, and with them what they found
+        installed (distro data, SELinux bindings, hash algorithms): a fresh Python would see new
+        packages, so the agents of a host whose packages changed are replaced.
+        """
+        result = super().run(host, module, args, **options)
+        if result.get("changed") and not options.get("check") and module.rsplit(".", 1)[-1] in _PACKAGE_MODULES:
+            self._pool.renew(host)
+        return result
+
+    def _prepare(self, host: str, task_vars: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
+        mode = executor_for_host(task_vars, self.default, host=host)
+        if mode != "warm":
+            return contextlib.nullcontext()
+        if not any(name in task_vars for name in ("ansible_pipelining", "ansible_ssh_pipelining")):
+            task_vars["ansible_pipelining"] = True  # the payload has to come on stdin for the agent
+        _install_hook()
+        return self._routing(host)
+
+    @contextlib.contextmanager
+    def _routing(self, host: str) -> Iterator[None]:
+        router = _Router(self._pool, host)
+        token = _active.set(router)
+        try:
+            yield
+        finally:
+            _active.reset(token)
+            self.last_route = (router.served, router.fell_back)

@@ -1,0 +1,446 @@
+"""The warm module agent: runs on the target, stdlib only, sent there by :mod:`.warm` (not imported locally).
+
+One agent runs per (host, become user, interpreter) for the session. It imports the
+``ansible.module_utils`` that every module needs once, freezes its heap, and then, for each
+module call, forks a child that executes the *unmodified* AnsiballZ payload exactly as a
+fresh ``python3`` reading it from stdin would: fresh stdio pipes, the caller's environment
+and working directory, ``sys.argv``/``sys.path`` of a new interpreter, a new ``__main__``.
+The child is never reused, so modules cannot leak state into each other.
+
+Protocol (on dup'ed copies of fds 0 and 1; the agent never prints): frames of a 4-byte
+big-endian length and the bytes. Request: a JSON header (``op``: ``run`` or ``exit``), then
+for ``run`` the payload. Answer: a JSON header (``rc``, or ``fallback`` with a reason, and
+timings), then stdout and stderr of the module. Python 3.6+ syntax only: the target's
+interpreter may be older than the controller's.
+"""
+
+import atexit
+import base64
+import gc
+import hashlib
+import importlib
+import io
+import json
+import os
+import re
+import selectors
+import signal
+import sys
+import tempfile
+import threading
+import time
+import types
+import zipfile
+import zipimport
+
+AGENT_PID = os.getpid()
+IN_FD = OUT_FD = -1  # the protocol's fds, set by _take_stdio()
+
+
+def _take_stdio():
+    """Move the protocol off fds 0 and 1: modules must find an empty stdin and their own stdout."""
+    global IN_FD, OUT_FD
+    IN_FD = os.dup(0)
+    OUT_FD = os.dup(1)
+    # fd 0 becomes an empty pipe at EOF, as a pipelined module finds it; fd 1 a pipe nobody reads.
+    r, w = os.pipe()
+    os.close(w)
+    os.dup2(r, 0)
+    os.close(r)
+    r, w = os.pipe()
+    os.dup2(w, 1)
+    os.close(w)
+    os.close(r)
+    for fd in (IN_FD, OUT_FD):
+        os.set_inheritable(fd, False)
+
+
+FRESH_ENV = dict(os.environ)
+FRESH_PATH = list(sys.path)
+INTERP_ARGV0 = list(getattr(sys, "orig_argv", [sys.executable])[:1])
+FAST_EXIT = os.environ.get("MH_WARM_FULL_EXIT") != "1"
+FRESH_ENV.pop("MH_WARM_FULL_EXIT", None)
+ZIP_RE = re.compile(rb"\nzip_data='([A-Za-z0-9+/=]*)',\n")
+PRELOAD_ROOTS = ("ansible.module_utils.basic", "ansible.module_utils._internal._ansiballz._loader")
+# Set by a task's environment, these are read when an interpreter starts: a fork cannot honour them.
+STARTUP_ENV = re.compile(r"^(PYTHON\w*|LD_\w+|LANG|LC_\w+)$")
+
+_buffer = b""
+_preload_dir = None
+_preloaded = {}  # path inside the zip -> source bytes, for what the parent imported
+_zips = {}  # sha1 of the payload zip -> (fallback reason or None, {path in zip: code})
+
+
+def _read_exact(n):
+    global _buffer
+    while len(_buffer) < n:
+        chunk = os.read(IN_FD, max(65536, n - len(_buffer)))
+        if not chunk:
+            return None
+        _buffer += chunk
+    data, _buffer = _buffer[:n], _buffer[n:]
+    return data
+
+
+def read_frame():
+    head = _read_exact(4)
+    if head is None:
+        return None
+    return _read_exact(int.from_bytes(head, "big"))
+
+
+def write_frame(data):
+    data = len(data).to_bytes(4, "big") + data
+    while data:
+        data = data[os.write(OUT_FD, data) :]
+
+
+# --- preloading and payload checks (parent) --------------------------------------------------
+
+
+def _preload(zip_bytes):
+    """Import the module_utils every module needs from the first payload's zip."""
+    global _preload_dir
+    _reap_stale()
+    _preload_dir = tempfile.mkdtemp(prefix="mh-warm-%d-" % AGENT_PID)
+    path = os.path.join(_preload_dir, "preload.zip")
+    try:
+        with open(path, "wb") as f:
+            f.write(zip_bytes)
+        sys.path.insert(0, path)
+        try:
+            for name in PRELOAD_ROOTS:
+                importlib.import_module(name)
+        finally:
+            sys.path.remove(path)
+            sys.path_importer_cache.pop(path, None)
+        with zipfile.ZipFile(path) as z:
+            for module in list(sys.modules.values()):
+                filename = getattr(module, "__file__", None) or ""
+                if filename.startswith(path + os.sep):
+                    inner = filename[len(path) + 1 :]
+                    _preloaded[inner] = z.read(inner)
+    finally:
+        # Imported code lives in memory: the agent keeps no file on the target (each child points
+        # the preloaded modules' files and loaders at its own payload zip, which has the same sources).
+        import shutil
+
+        shutil.rmtree(_preload_dir, ignore_errors=True)
+    gc.collect()
+    if hasattr(gc, "freeze"):
+        gc.freeze()
+
+
+def _reap_stale():
+    """Remove preload dirs of this user's agents that were killed (SIGKILL leaves them behind)."""
+    import shutil
+
+    base = tempfile.gettempdir()
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    for name in names:
+        match = re.match(r"^mh-warm-(\d+)-", name)
+        if not match:
+            continue
+        path = os.path.join(base, name)
+        try:
+            if os.lstat(path).st_uid != os.getuid():
+                continue
+            os.kill(int(match.group(1)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            continue
+
+
+def _check_zip(zip_b64):
+    """(fallback reason or None, code cache) for a payload zip; computed once per zip."""
+    key = hashlib.sha1(zip_b64).hexdigest()
+    if key in _zips:
+        return _zips[key]
+    zip_bytes = base64.b64decode(zip_b64)
+    if _preload_dir is None:
+        _preload(zip_bytes)
+    reason = None
+    code = {}
+    with zipfile.ZipFile(io.BytesIO(zip_bytes)) as z:
+        names = set(z.namelist())
+        for inner, source in _preloaded.items():
+            if inner in names and z.read(inner) != source:
+                reason = "the payload's %s differs from the preloaded one (another ansible-core?)" % inner
+                break
+        if reason is None:
+            for inner in names:
+                if inner.endswith(".py") and inner not in _preloaded:
+                    source = z.read(inner).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+                    code[inner] = compile(source, "<mh-warm>/" + inner, "exec", dont_inherit=True)
+    _zips[key] = (reason, code)
+    if hasattr(gc, "freeze"):
+        gc.freeze()
+    return _zips[key]
+
+
+# --- the child's import glue -------------------------------------------------------------------
+
+
+def _relocated(code, filename):
+    consts = tuple(_relocated(c, filename) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
+
+
+class _PayloadZipFinder:
+    """Once the wrapper has put the payload zip on sys.path, point preloaded packages at it."""
+
+    done = False
+
+    def find_spec(self, fullname, path=None, target=None):
+        if not self.done and sys.path and sys.path[0].endswith("_payload.zip"):
+            type(self).done = True
+            payload_zip = sys.path[0]
+            loaders = {}
+            for module in list(sys.modules.values()):
+                filename = getattr(module, "__file__", None) or ""
+                if _preload_dir is None or not filename.startswith(_preload_dir):
+                    continue
+                inner = filename.split(".zip" + os.sep, 1)[1]
+                module.__file__ = os.path.join(payload_zip, inner)
+                # Source lines for tracebacks come from the module's loader: the payload zip's.
+                parent = os.path.dirname(inner)
+                if parent not in loaders:
+                    loaders[parent] = zipimport.zipimporter(os.path.join(payload_zip, parent) + os.sep)
+                module.__loader__ = loaders[parent]
+                search = getattr(module, "__path__", None)
+                if search is not None:
+                    new = [os.path.join(payload_zip, os.path.dirname(inner))]
+                    if isinstance(search, list):
+                        search[:] = new
+                    else:
+                        module.__path__ = new
+            deprecator = sys.modules.get("ansible.module_utils._internal._deprecator")
+            if deprecator is not None and hasattr(deprecator, "_ANSIBLE_MODULE_BASE_PATH"):
+                import pathlib
+
+                deprecator._ANSIBLE_MODULE_BASE_PATH = pathlib.Path(payload_zip) / "ansible"
+        return None
+
+
+_CODE = {}
+
+
+class _CachedZipImporter(zipimport.zipimporter):
+    """zipimport, but with the code the agent compiled once per payload zip (3.11 compiles twice)."""
+
+    def _inner(self, fullname):
+        last = fullname.rpartition(".")[2]
+        for candidate in (self.prefix + last + "/__init__.py", self.prefix + last + ".py"):
+            if candidate in _CODE:
+                return candidate
+        return None
+
+    def get_filename(self, fullname):
+        inner = self._inner(fullname)
+        if inner is None:
+            return zipimport.zipimporter.get_filename(self, fullname)
+        return os.path.join(self.archive, inner)
+
+    def get_code(self, fullname):
+        inner = self._inner(fullname)
+        if inner is None:
+            return zipimport.zipimporter.get_code(self, fullname)
+        return _relocated(_CODE[inner], os.path.join(self.archive, inner))
+
+
+def _payload_path_hook(path):
+    if "_payload.zip" not in path:
+        raise ImportError("not a payload zip")
+    return _CachedZipImporter(path)
+
+
+# --- running one call -------------------------------------------------------------------------
+
+
+def _exit_code(exc):
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        sys.stderr.write(str(code) + "\n")
+    except Exception:
+        pass
+    return 1
+
+
+try:  # a module child dies with its agent (Linux): nothing keeps running for a controller that is gone
+    import ctypes
+
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+except Exception:
+    _prctl = None
+
+
+def _child(header, payload, code_cache, out_w, err_w):
+    """Become what ``/bin/sh -c 'python3'`` with the payload on stdin would be, and run it."""
+    if _prctl is not None:
+        _prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != AGENT_PID:
+            os._exit(137)
+    os.dup2(out_w, 1)
+    os.dup2(err_w, 2)
+    os.close(out_w)
+    os.close(err_w)
+    for fd in (IN_FD, OUT_FD):
+        os.close(fd)
+    os.environ.clear()
+    os.environ.update(header.get("env") or FRESH_ENV)
+    os.environ.update(header.get("env_add") or {})
+    if header.get("cwd"):
+        os.chdir(header["cwd"])
+    tempfile.tempdir = None
+    time.tzset()
+    importlib.invalidate_caches()
+    sys.argv = [""]
+    if hasattr(sys, "orig_argv"):
+        sys.orig_argv = list(INTERP_ARGV0)
+    sys.path[:] = FRESH_PATH
+    sys.meta_path.insert(0, _PayloadZipFinder())
+    _CODE.update(code_cache)
+    sys.path_hooks.insert(0, _payload_path_hook)
+    import builtins
+
+    main = types.ModuleType("__main__")
+    main.__builtins__ = builtins
+    sys.modules["__main__"] = main
+    rc = 0
+    try:
+        exec(compile(payload, "<stdin>", "exec"), main.__dict__)
+    except SystemExit as exc:
+        rc = _exit_code(exc)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        rc = 1
+    if not FAST_EXIT:
+        raise SystemExit(rc)  # a full interpreter shutdown; agent frames have no unguarded finally
+    try:
+        threading._shutdown()
+    except Exception:
+        pass
+    try:
+        atexit._run_exitfuncs()
+    except Exception:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(rc)
+
+
+def _run(header, payload):
+    match = ZIP_RE.search(payload)
+    if match is None:
+        return {"fallback": "not an AnsiballZ payload"}, b"", b""
+    names = set(header.get("env_add") or ())
+    startup = sorted(name for name in names if STARTUP_ENV.match(name))
+    if startup:
+        return {"fallback": "the task sets %s, read at interpreter start" % ", ".join(startup)}, b"", b""
+    started = time.monotonic()
+    reason, code_cache = _check_zip(match.group(1))
+    if reason is not None:
+        return {"fallback": reason}, b"", b""
+    prepared = time.monotonic()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(out_r)
+            os.close(err_r)
+            _child(header, payload, code_cache, out_w, err_w)
+        except SystemExit:
+            if FAST_EXIT:
+                os._exit(70)
+            raise  # full exit: up through main() (no unguarded finally) to the interpreter's shutdown
+        except BaseException:
+            pass
+        os._exit(70)  # never let the child run the agent's own code
+    os.close(out_w)
+    os.close(err_w)
+    chunks = {out_r: [], err_r: []}
+    selector = selectors.DefaultSelector()
+    selector.register(out_r, selectors.EVENT_READ)
+    selector.register(err_r, selectors.EVENT_READ)
+    selector.register(IN_FD, selectors.EVENT_READ)
+    controller_gone = False
+    while len(selector.get_map()) > 1:
+        for key, _ in selector.select():
+            fd = key.fd
+            if fd == IN_FD:
+                # The controller never writes during a call: this is its end (EOF) or a cancel.
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                controller_gone = True
+                selector.unregister(IN_FD)
+                continue
+            data = os.read(fd, 65536)
+            if data:
+                chunks[fd].append(data)
+            else:
+                selector.unregister(fd)
+                os.close(fd)
+    selector.close()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        rc = 128 + os.WTERMSIG(status)
+    else:
+        rc = os.WEXITSTATUS(status)
+    if controller_gone:
+        raise SystemExit(0)
+    timing = {
+        "prepare_ms": round((prepared - started) * 1000, 1),
+        "run_ms": round((time.monotonic() - prepared) * 1000, 1),
+    }
+    return dict(rc=rc, **timing), b"".join(chunks[out_r]), b"".join(chunks[err_r])
+
+
+def main():
+    os.write(OUT_FD, b"\nMHWARM-READY\n")
+    write_frame(json.dumps({"protocol": 1, "pid": AGENT_PID, "python": sys.version.split()[0]}).encode())
+    while True:
+        raw = read_frame()
+        if raw is None:
+            break
+        header = json.loads(raw.decode())
+        if header.get("op") != "run":
+            break
+        payload = read_frame()
+        if payload is None:
+            break
+        write_frame(b"accepted")  # from here on, the payload may run: the controller must not retry it
+        answer, out, err = _run(header, payload)
+        write_frame(json.dumps(answer).encode())
+        write_frame(out)
+        write_frame(err)
+
+
+def _cleanup():
+    if os.getpid() == AGENT_PID and _preload_dir is not None and os.path.exists(_preload_dir):
+        import shutil
+
+        shutil.rmtree(_preload_dir, ignore_errors=True)
+
+
+if __name__ == "mh_warm_agent":  # run by the boot reader on the target; importing this module does nothing
+    _take_stdio()
+    try:
+        main()
+    finally:
+        _cleanup()  # guarded: a forked child that got here by accident removes nothing

@@ -1,0 +1,26 @@
+"""Fixtures of the warm-executor fault tests: a one-host lab of their own and a way into the host."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from pytest_mh_ansible._private.inventory import Inventory
+from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
+
+LAB_NAME = "mhwfault" + os.environ.get("PYTEST_XDIST_WORKER", "").replace("gw", "-")
+
+
+@pytest.fixture(scope="session")
+def fault_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """One sysv host, server1, that can install the package tree (from the lab's cache)."""
+    spec = LabSpec(name=LAB_NAME, hosts=(LabHostSpec("server1", roles=("server",)),), packages=("tree",))
+    with Lab(spec, tmp_path_factory.mktemp("labs") / LAB_NAME) as lab:
+        yield lab
+
+
+@pytest.fixture(scope="session")
+def inventory(fault_lab: Lab) -> Inventory:
+    return Inventory.load([str(fault_lab.inventory_path)])
