@@ -400,6 +400,8 @@ def describe_warm_log(log: dict[str, Any]) -> str:
     """One line on what the warm executor logged over a variant's runs."""
     if not log["runs"]:
         return "no runs"
+    if not (log["agent_starts_ms"] or log["served"] or log["fallbacks"]):
+        return f"{log['runs']} runs, no warm agent started and no module payload routed to one"
     starts = log["agent_starts_ms"]
     text = f"{log['runs']} runs, {len(starts)} warm agent starts"
     if starts:

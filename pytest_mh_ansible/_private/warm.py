@@ -553,10 +553,11 @@ class _AgentPool:
         except AgentError as err:
             with contextlib.suppress(Exception):
                 channel.close(wait=0.5)
-            slot.restarts += 1
-            slot.disabled = f"the warm agent on {label} could not start ({err})"
-            logger.warning("%s; standard path for it", slot.disabled)
-            raise _Fallback(slot.disabled) from err
+            # Often the host is down: this call goes the standard way (which reports it as Ansible
+            # does); the next one tries again, unless this was the second loss.
+            reason = f"the warm agent on {label} could not start ({err})"
+            self._lost(slot, label, reason)
+            raise _Fallback(slot.disabled or reason) from err
         logger.info(
             "%s: warm agent started (pid %d, Python %s, %s) in %.0f ms",
             label,
@@ -698,6 +699,7 @@ class WarmExecutor(StandardExecutor):
         installed (distro data, SELinux bindings, hash algorithms): a fresh Python would see new
         packages, so the agents of a host whose packages changed are replaced.
         """
+        self.last_route = (0, 0)  # a call that never gets to a module (an unknown one) routes nothing
         result = super().run(host, module, args, **options)
         if result.get("changed") and not options.get("check") and module.rsplit(".", 1)[-1] in _PACKAGE_MODULES:
             self._pool.renew(host)

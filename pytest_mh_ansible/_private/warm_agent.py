@@ -56,6 +56,11 @@ def _take_stdio():
 
 
 FRESH_ENV = dict(os.environ)
+# sudo records the command it ran: the agent's boot reader, where a module run the standard way finds
+# just the interpreter ("/bin/sh -c echo BECOME-SUCCESS-<key> ; /usr/bin/python3").
+_cut = FRESH_ENV.get("SUDO_COMMAND", "").find(" -c '#mh-warm-agent")
+if _cut >= 0:
+    FRESH_ENV["SUDO_COMMAND"] = FRESH_ENV["SUDO_COMMAND"][:_cut]
 FRESH_PATH = list(sys.path)
 INTERP_ARGV0 = list(getattr(sys, "orig_argv", [sys.executable])[:1])
 FAST_EXIT = os.environ.get("MH_WARM_FULL_EXIT") != "1"
