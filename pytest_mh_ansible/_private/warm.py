@@ -544,8 +544,8 @@ class _AgentPool:
         started = time.monotonic()
         try:
             channel, password = _open_channel(action, become, command.interpreter)
-        except _Fallback as reason:
-            slot.disabled = str(reason)
+        except _Fallback as cannot:
+            slot.disabled = str(cannot)
             raise
         agent = _Agent(label=label, channel=channel)
         try:
@@ -555,9 +555,9 @@ class _AgentPool:
                 channel.close(wait=0.5)
             # Often the host is down: this call goes the standard way (which reports it as Ansible
             # does); the next one tries again, unless this was the second loss.
-            reason = f"the warm agent on {label} could not start ({err})"
-            self._lost(slot, label, reason)
-            raise _Fallback(slot.disabled or reason) from err
+            why = f"the warm agent on {label} could not start ({err})"
+            self._lost(slot, label, why)
+            raise _Fallback(slot.disabled or why) from err
         logger.info(
             "%s: warm agent started (pid %d, Python %s, %s) in %.0f ms",
             label,
