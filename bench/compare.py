@@ -2,8 +2,8 @@
 
 Usage (root: it brings up a lab)::
 
-    python3 bench/compare.py                       # 5 rounds, 200-test suite, settings table (~15 min)
-    python3 bench/compare.py --quick               # 1 round, 20-test suite (~2-3 min)
+    python3 bench/compare.py                       # 5 rounds, 200-test suite, settings table (~12 min)
+    python3 bench/compare.py --quick               # 1 round, 20-test suite (~3 min)
     python3 bench/compare.py --quick --tools ours  # no pytest-mh (no PyPI needed)
     python3 bench/compare.py --quick --executors warm   # our module suite with the warm executor only
     python3 bench/compare.py --json out.json --rounds 7

@@ -7,7 +7,7 @@ PY=.venv/bin
 
 cleanup() {
     # Labs are torn down by their fixtures; this catches a run that was killed half-way.
-    for name in mhcore mheng mhlabt mhlabt2 mhtransport mhmod mhrep mhutila mhutilb mhbench webapp; do
+    for name in mhcore mheng mhlabt mhlabt2 mhtransport mhmod mhrep mhutila mhutilb mhwarm mhwfault mhsmoke mhbench webapp; do
         "$PY/pytest-mh-ansible" lab down --name "$name" >/dev/null 2>&1 || true
     done
 }

@@ -28,7 +28,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -336,13 +336,11 @@ class _Agent:
 
 @dataclass
 class _Slot:
-    """An agent key's state: the agent, how often it was restarted, why it is off (if it is)."""
+    """An agent key's state: the agent, how often it was lost, why it is off (if it is)."""
 
     agent: _Agent | None = None
     restarts: int = 0
     disabled: str | None = None
-    calls: int = 0
-    fallbacks: dict[str, int] = field(default_factory=dict)
 
 
 # --- routing module payloads ---------------------------------------------------------------------
@@ -519,9 +517,7 @@ class _AgentPool:
                     agent.channel.close(wait=0.5)
                 raise
             if "fallback" in answer:
-                slot.fallbacks[answer["fallback"]] = slot.fallbacks.get(answer["fallback"], 0) + 1
                 raise _Fallback(str(answer["fallback"]))
-            slot.calls += 1
             logger.debug(
                 "%s: warm module call rc=%s (agent: prepare %s ms, run %s ms)",
                 label,

@@ -44,7 +44,7 @@ def test_compare_quick_ours(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert data["config"]["suite_tests"] == 4
     assert data["config"]["rounds"] == 1
-    assert set(data["figures"]) == {"ours-raw", "ours-mod"}
+    assert set(data["figures"]) == {"ours-raw", "ours-mod", "ours-mod-standard"}
     for variant, figures in data["figures"].items():
         for key in FIGURES:
             value = figures[key]
@@ -62,3 +62,8 @@ def test_compare_quick_ours(tmp_path: Path) -> None:
     for name, figures in settings.items():
         assert figures["raw_true_median_ms"] > 0, name
         assert figures["ping_median_ms"] > 0, name
+        assert figures["ping_standard_median_ms"] > 0, name
+    # With the default ssh settings the warm agent serves every ping; paramiko cannot (no pipelining).
+    default = next(figures for name, figures in settings.items() if "default" in name)
+    assert default["warm_served"] > 0
+    assert default["warm_fallbacks"] == 0
