@@ -34,6 +34,7 @@ from pytest_mh_ansible._private.inventory import Inventory
 from pytest_mh_ansible._private.warm import WarmExecutor
 from pytest_mh_ansible.conn import Connection
 from pytest_mh_ansible.host import MultihostHost
+from pytest_mh_ansible.lab import dummy_init_script
 from pytest_mh_ansible.modules import HostModules
 
 EXECUTORS = ("standard", "warm")
@@ -42,24 +43,7 @@ SERVICE = "mhbenchsvc"
 USER = "mhbenchuser"
 COPY_DEST = "/tmp/mhbench-copy"
 LINE_DEST = "/tmp/mhbench-lineinfile"
-SCRIPT = """#!/bin/sh
-### BEGIN INIT INFO
-# Provides:          mhbenchsvc
-# Required-Start:    $remote_fs
-# Required-Stop:     $remote_fs
-# Default-Start:     2 3 4 5
-# Default-Stop:      0 1 6
-# Short-Description: dummy service of the module-call benchmark
-### END INIT INFO
-PIDFILE=/run/mhbenchsvc.pid
-case "$1" in
-  start) start-stop-daemon --start --quiet --background --make-pidfile --pidfile $PIDFILE --exec /bin/sleep -- 100000 ;;
-  stop) start-stop-daemon --stop --quiet --oknodo --remove-pidfile --pidfile $PIDFILE ;;
-  restart) $0 stop; $0 start ;;
-  status) start-stop-daemon --status --pidfile $PIDFILE; rc=$?; [ $rc -eq 1 ] && rc=3; exit $rc ;;
-  *) exit 2 ;;
-esac
-"""
+SCRIPT = dummy_init_script(SERVICE, "dummy service of the module-call benchmark")
 
 _STARTED = re.compile(r"warm agent started \(pid \d+, .*\) in (\d+) ms")
 _FALLBACK = "module payload on the standard path"

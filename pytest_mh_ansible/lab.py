@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pytest_mh_ansible._private.lab.lab import Lab, LabHost
+from pytest_mh_ansible._private.lab.services import dummy_init_script
 from pytest_mh_ansible._private.lab.spec import LabHostSpec, LabSpec, LabUserSpec
 
 __all__ = [
@@ -11,4 +12,5 @@ __all__ = [
     "LabHostSpec",
     "LabSpec",
     "LabUserSpec",
+    "dummy_init_script",
 ]

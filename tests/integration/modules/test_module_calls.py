@@ -14,29 +14,13 @@ import pytest
 
 from pytest_mh_ansible._private.executor import StandardExecutor
 from pytest_mh_ansible.errors import HostUnreachableError, ModuleError
+from pytest_mh_ansible.lab import dummy_init_script
 from pytest_mh_ansible.modules import HostModules
 
 pytestmark = pytest.mark.integration
 
 DUMMY_SERVICE = "mhmoddummy"
-DUMMY_SCRIPT = """#!/bin/sh
-### BEGIN INIT INFO
-# Provides:          mhmoddummy
-# Required-Start:    $remote_fs
-# Required-Stop:     $remote_fs
-# Default-Start:     2 3 4 5
-# Default-Stop:      0 1 6
-# Short-Description: dummy service of the module tests
-### END INIT INFO
-PIDFILE=/run/mhmoddummy.pid
-case "$1" in
-  start) start-stop-daemon --start --quiet --background --make-pidfile --pidfile $PIDFILE --exec /bin/sleep -- 100000 ;;
-  stop) start-stop-daemon --stop --quiet --oknodo --remove-pidfile --pidfile $PIDFILE ;;
-  restart) $0 stop; $0 start ;;
-  status) start-stop-daemon --status --pidfile $PIDFILE; rc=$?; [ $rc -eq 1 ] && rc=3; exit $rc ;;
-  *) echo "usage: $0 start|stop|restart|status"; exit 2 ;;
-esac
-"""
+DUMMY_SCRIPT = dummy_init_script(DUMMY_SERVICE, "dummy service of the module tests")
 
 
 def _stdout(server: HostModules, command: str) -> str:

@@ -26,29 +26,13 @@ import pytest
 
 from pytest_mh_ansible._private.executor import StandardExecutor
 from pytest_mh_ansible._private.warm import WarmExecutor
+from pytest_mh_ansible.lab import dummy_init_script
 
 pytestmark = pytest.mark.integration
 
 BASE = "/tmp/mhwarm-eq"
 DUMMY_SERVICE = "mhwarmdummy"
-DUMMY_SCRIPT = """#!/bin/sh
-### BEGIN INIT INFO
-# Provides:          mhwarmdummy
-# Required-Start:    $remote_fs
-# Required-Stop:     $remote_fs
-# Default-Start:     2 3 4 5
-# Default-Stop:      0 1 6
-# Short-Description: dummy service of the warm equivalence tests
-### END INIT INFO
-PIDFILE=/run/mhwarmdummy.pid
-case "$1" in
-  start) start-stop-daemon --start --quiet --background --make-pidfile --pidfile $PIDFILE --exec /bin/sleep -- 100000 ;;
-  stop) start-stop-daemon --stop --quiet --oknodo --remove-pidfile --pidfile $PIDFILE ;;
-  restart) $0 stop; $0 start ;;
-  status) start-stop-daemon --status --pidfile $PIDFILE; rc=$?; [ $rc -eq 1 ] && rc=3; exit $rc ;;
-  *) echo "usage: $0 start|stop|restart|status"; exit 2 ;;
-esac
-"""
+DUMMY_SCRIPT = dummy_init_script(DUMMY_SERVICE, "dummy service of the warm equivalence tests")
 TEMPLATE = "host={{ inventory_hostname }}\naddress={{ ansible_host }}\nitems={{ [3, 1, 2] | sort | join(',') }}\n"
 
 # Reading a file right after writing it moves its atime (relatime: atime <= mtime/ctime); after
