@@ -157,6 +157,7 @@ class StandardExecutor:
         from ansible.utils.collection_loader import AnsibleCollectionConfig
 
         _init_ansible()
+        _forget_plain_collection_imports()
         shipped = Path(__file__).resolve().parents[2] / "collections"
         if shipped.is_dir():
             # Ansible's adjacent-collections mechanism: <dir>/collections is searched first.
@@ -320,6 +321,32 @@ class StandardExecutor:
             )
             raw = executor.run()
         return {str(key): _plain_result(value) for key, value in raw.items()}
+
+
+def _forget_plain_collection_imports() -> None:
+    """Drop ``ansible_collections.*`` modules that were imported from ``sys.path``, not by Ansible.
+
+    A project's unit tests often import their collection's module_utils straight from a
+    ``collections/`` directory on ``sys.path``. Such modules lack what Ansible's collection loader
+    attaches (``_collection_meta``), and while they sit in ``sys.modules`` Ansible cannot resolve
+    that collection's modules ("collection metadata was not loaded"). The test code keeps its own
+    references; Ansible imports its own copies afterwards.
+    """
+    import sys
+
+    def by_ansible(module: Any) -> bool:
+        return type(getattr(module, "__loader__", None)).__module__.startswith("ansible.utils.collection_loader")
+
+    names = [name for name in sys.modules if name == "ansible_collections" or name.startswith("ansible_collections.")]
+    root = sys.modules.get("ansible_collections")
+    if root is not None and not by_ansible(root):
+        plain = names  # under a root from sys.path, nothing is Ansible's
+    else:
+        plain = [name for name in names if not by_ansible(sys.modules[name])]
+    for name in plain:
+        del sys.modules[name]
+    if plain:
+        logger.debug("forgot %d ansible_collections modules imported outside Ansible's loader", len(plain))
 
 
 def _plain_result(value: Any) -> Any:

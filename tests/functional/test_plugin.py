@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -621,3 +622,30 @@ def test_plugin__local_hosts_run_modules_warm_by_default_and_standard_on_request
     standard = project.runpytest_subprocess("-i", "hosts.ini", "--log-level=INFO", "-rA", "--mh-executor=standard")
     standard.assert_outcomes(passed=1)
     assert "warm agent" not in standard.stdout.str()
+
+
+def test_plugin__collection_imported_from_sys_path_by_the_project_still_resolves(project: pytest.Pytester) -> None:
+    """A project's unit tests import their collection's module_utils from sys.path, in the same session."""
+    collections = Path(__file__).resolve().parents[2] / "collections"
+    project.makeconftest(
+        f"""
+        import sys
+        sys.path.insert(0, {str(collections)!r})
+        from ansible_collections.mh_ansible.rollback.plugins.module_utils import _snapshots  # noqa: F401
+        """
+    )
+    project.makepyfile(
+        test_a="""
+        import pytest
+        from pytest_mh_ansible import Topology, TopologyDomain, TopologyMark
+
+        CLIENT = TopologyMark("c", Topology(TopologyDomain("app", client=1)), fixtures=dict(client="app.client[0]"))
+
+        @pytest.mark.topology(CLIENT)
+        def test_a(client, tmp_path):
+            result = client.host.ansible.run("mh_ansible.rollback.host_state", paths=[str(tmp_path)])
+            assert result.raw["state"]
+        """
+    )
+    result = project.runpytest_subprocess("-i", "hosts.ini")
+    result.assert_outcomes(passed=1)
