@@ -172,11 +172,19 @@ class _ProcessChannel(_Channel):
         return self._proc.pid
 
     def _drain_stderr(self) -> None:
+        """Keep the first 64 KiB of stderr for error messages; this thread owns (and closes) the pipe."""
         stream = self._proc.stderr
         assert stream is not None
-        for chunk in iter(lambda: os.read(stream.fileno(), 65536), b""):
-            if sum(map(len, self._err_chunks)) < 65536:
-                self._err_chunks.append(chunk)
+        try:
+            fd = stream.fileno()
+            while chunk := os.read(fd, 65536):
+                if sum(map(len, self._err_chunks)) < 65536:
+                    self._err_chunks.append(chunk)
+        except (OSError, ValueError):
+            pass
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
 
     def send(self, data: bytes) -> None:
         try:
@@ -207,55 +215,13 @@ class _ProcessChannel(_Channel):
         except subprocess.TimeoutExpired:
             self._proc.kill()
             self._proc.wait()
-        for stream in (self._proc.stdout, self._proc.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                if stream is not None:
-                    stream.close()
+        with contextlib.suppress(OSError, ValueError):
+            if self._proc.stdout is not None:
+                self._proc.stdout.close()
+        self._err_thread.join(wait)  # ends at stderr's EOF, now that the process is gone
 
     def stderr(self) -> str:
         return b"".join(self._err_chunks).decode(errors="replace").strip()
-
-
-class _ParamikoChannel(_Channel):
-    """A session channel on the paramiko connection's transport."""
-
-    def __init__(self, transport: Any, command: str) -> None:
-        self._chan = transport.open_session()
-        self._chan.exec_command(command)
-
-    def send(self, data: bytes) -> None:
-        try:
-            self._chan.sendall(data)
-        except OSError as err:
-            raise AgentError(f"the channel is closed ({err})") from err
-
-    def recv(self, size: int, timeout: float | None) -> bytes:
-        self._chan.settimeout(timeout)
-        try:
-            return bytes(self._chan.recv(size))
-        except TimeoutError as err:
-            raise AgentError(f"no answer in {timeout:.0f} s") from err
-        except OSError as err:
-            raise AgentError(f"the channel broke ({err})") from err
-
-    def alive(self) -> bool:
-        return not self._chan.closed and not self._chan.exit_status_ready()
-
-    def close(self, *, wait: float) -> None:
-        with contextlib.suppress(Exception):
-            self._chan.shutdown_write()
-            deadline = time.monotonic() + wait
-            while not self._chan.exit_status_ready() and time.monotonic() < deadline:
-                time.sleep(0.01)
-        with contextlib.suppress(Exception):
-            self._chan.close()
-
-    def stderr(self) -> str:
-        chunks = []
-        with contextlib.suppress(Exception):
-            while self._chan.recv_stderr_ready():
-                chunks.append(self._chan.recv_stderr(65536))
-        return b"".join(chunks).decode(errors="replace").strip()
 
 
 # --- the agent ----------------------------------------------------------------------------------
@@ -624,10 +590,6 @@ def _open_channel(action: Any, become: Any, interpreter: str) -> tuple[_Channel,
                         os.write(pipe[1], f"{conn_password}\n".encode())
                 os.close(pipe[1])
         return channel, password
-    if name == "paramiko_ssh":
-        if not getattr(conn, "_connected", False):
-            conn._connect()
-        return _ParamikoChannel(conn.ssh.get_transport(), boot), password
     if name == "local":
         return _ProcessChannel(boot, shell=True, cwd=action._loader.get_basedir()), password
     raise _Fallback(f"the {name} connection has no persistent channel for the warm agent")
