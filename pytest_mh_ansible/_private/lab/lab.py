@@ -7,6 +7,7 @@ import hashlib
 import os
 import secrets
 import shutil
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
@@ -174,6 +175,28 @@ class Lab:
     @property
     def hosts(self) -> list[LabHost]:
         return self.status()
+
+    def run_inside(self, name: str, command: str, *, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        """Run a shell command inside lab host ``name`` by entering its namespaces, not over ssh.
+
+        For what ssh cannot do: stop or restart the host's sshd, inspect it while its connection is broken.
+
+        Example::
+
+            lab.run_inside("server1", "pkill -x sshd; sleep 0.3; /usr/sbin/sshd")
+
+        :raises LabError: The host is not running.
+        """
+        pid = next((h.pid for h in self.status() if h.name == name and h.running), None)
+        if pid is None:
+            raise LabError(f"lab {self.spec.name!r}: host {name!r} is not running")
+        return subprocess.run(
+            ["nsenter", "-t", str(pid), "-a", "/bin/sh", "-c", command],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
     @property
     def is_up(self) -> bool:

@@ -40,17 +40,6 @@ def host_pid(lab: Lab, name: str) -> int:
     return pid
 
 
-def on_host(lab: Lab, name: str, command: str) -> subprocess.CompletedProcess[str]:
-    """Run a shell command inside lab host ``name`` (entering its namespaces), not over ssh."""
-    return subprocess.run(
-        ["nsenter", "-t", str(host_pid(lab, name)), "-a", "/bin/sh", "-c", command],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-
-
 def test_reporting_lab__artifacts_of_a_failing_test(pytester: pytest.Pytester, rep_lab: Lab) -> None:
     extra = pytester.path / "artifacts.yml"
     phases = {"test": ["/var/log/mhrep/*.log", "/etc/mhrep"], "session_teardown": ["/etc/hostname"]}
@@ -75,7 +64,7 @@ def test_reporting_lab__artifacts_of_a_failing_test(pytester: pytest.Pytester, r
         result = pytester.runpytest_subprocess(*args(rep_lab, f"--mh-inventory={extra}"))
         result.assert_outcomes(failed=1, passed=1)
     finally:
-        on_host(rep_lab, "client1", "rm -rf /var/log/mhrep /etc/mhrep")
+        rep_lab.run_inside("client1", "rm -rf /var/log/mhrep /etc/mhrep")
     test_dir = pytester.path / "artifacts" / "tests" / "test_fail" / "test_a[pair]"
     host_dir = test_dir / "client" / "client1"
     assert (host_dir / "var/log/mhrep/app.log").read_text() == "app-log\n"
@@ -109,7 +98,7 @@ def pytest_mh_register(registry):
 
 
 def test_reporting_lab__sigint_mid_test_rolls_back_and_tears_down(pytester: pytest.Pytester, rep_lab: Lab) -> None:
-    assert on_host(rep_lab, "client1", "printf 'original\\n' > /etc/mhrep.conf").returncode == 0
+    assert rep_lab.run_inside("client1", "printf 'original\\n' > /etc/mhrep.conf").returncode == 0
     pytester.makeconftest(SIGINT_CONFTEST)
     pytester.makepyfile(
         test_sigint=HEADER
@@ -137,7 +126,7 @@ def test_reporting_lab__sigint_mid_test_rolls_back_and_tears_down(pytester: pyte
             assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
             assert time.monotonic() - started < 90, "the test never started"
             time.sleep(0.1)
-        assert on_host(rep_lab, "client1", "cat /etc/mhrep.conf").stdout == "changed\n"
+        assert rep_lab.run_inside("client1", "cat /etc/mhrep.conf").stdout == "changed\n"
         interrupted = time.monotonic()
         proc.send_signal(signal.SIGINT)
         output, _ = proc.communicate(timeout=60)
@@ -149,12 +138,12 @@ def test_reporting_lab__sigint_mid_test_rolls_back_and_tears_down(pytester: pyte
         assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
         assert time.monotonic() - interrupted < 30
         assert "pytest-mh-ansible: interrupted: stopping the running test" in output
-        assert on_host(rep_lab, "client1", "cat /etc/mhrep.conf").stdout == "original\n", output
+        assert rep_lab.run_inside("client1", "cat /etc/mhrep.conf").stdout == "original\n", output
         assert (pytester.path / "host-teardown-client1").read_text() == "ran", output
         assert not (pytester.path / "never").exists()
         assert "INTERNALERROR" not in output
     finally:
-        on_host(rep_lab, "client1", "rm -f /etc/mhrep.conf")
+        rep_lab.run_inside("client1", "rm -f /etc/mhrep.conf")
 
 
 DEAD_TESTS = """
@@ -203,7 +192,7 @@ def test_reporting_lab__host_dies_mid_session(pytester: pytest.Pytester, rep_lab
         elapsed = time.monotonic() - started
     finally:
         # sshd back, for the other tests of this lab
-        restarted = on_host(rep_lab, "client1", "/usr/sbin/sshd")
+        restarted = rep_lab.run_inside("client1", "/usr/sbin/sshd")
         assert restarted.returncode == 0, restarted.stderr
     output = result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED, output

@@ -74,17 +74,9 @@ def warm(inventory: Inventory) -> Iterator[WarmExecutor]:
 @pytest.fixture(scope="session")
 def on_host(warm_lab: Lab) -> Any:
     """Run a shell script inside server1 (entering its namespaces, not over ssh): for set-up and checks."""
-    pid = next(h.pid for h in warm_lab.hosts if h.name == "server1")
-    assert pid is not None, "lab host server1 is not running"
 
     def run(script: str, *, check: bool = True) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            ["nsenter", "-t", str(pid), "-a", "/bin/sh", "-ec", script],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = warm_lab.run_inside("server1", "set -e\n" + script, timeout=60)
         if check and done.returncode != 0:
             raise AssertionError(f"on server1: {script!r} -> rc={done.returncode}\n{done.stdout}\n{done.stderr}")
         return done

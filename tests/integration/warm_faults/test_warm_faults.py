@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fault_helpers import agent_pids, on_host
+from fault_helpers import agent_pids
 
 from pytest_mh_ansible._private.executor import StandardExecutor
 from pytest_mh_ansible._private.inventory import Inventory
@@ -52,8 +52,8 @@ def test_agent_killed_mid_call__call_fails_clearly_then_restart_once_then_standa
     )
     started = time.monotonic()
     worker.start()
-    _wait_for(lambda: "sleep 20" in on_host(fault_lab, "ps -eo args").stdout)
-    assert on_host(fault_lab, f"kill -9 {first_pid}").returncode == 0
+    _wait_for(lambda: "sleep 20" in fault_lab.run_inside("server1", "ps -eo args").stdout)
+    assert fault_lab.run_inside("server1", f"kill -9 {first_pid}").returncode == 0
     worker.join(30)
     assert not worker.is_alive()
     assert time.monotonic() - started < 15  # not the module's 20 s: the call ended with the agent
@@ -72,7 +72,7 @@ def test_agent_killed_mid_call__call_fails_clearly_then_restart_once_then_standa
     assert second_pid != first_pid
 
     # Killed again (idle this time): the call still succeeds, on the standard path from now on.
-    assert on_host(fault_lab, f"kill -9 {second_pid}").returncode == 0
+    assert fault_lab.run_inside("server1", f"kill -9 {second_pid}").returncode == 0
     _wait_for(lambda: second_pid not in agent_pids(fault_lab))
     assert _ping(warm)["ping"] == "pong"
     assert warm.last_route == (0, 1)
@@ -85,7 +85,7 @@ def test_agent_killed_mid_call__call_fails_clearly_then_restart_once_then_standa
 def test_agent_killed_while_idle__next_call_restarts_it_and_succeeds(warm: WarmExecutor, fault_lab: Lab) -> None:
     assert _ping(warm)["ping"] == "pong"
     pid = warm.agents()[0][1]
-    assert on_host(fault_lab, f"kill -9 {pid}").returncode == 0
+    assert fault_lab.run_inside("server1", f"kill -9 {pid}").returncode == 0
     result = warm.run("server1", "ansible.builtin.command", {"cmd": "echo after"}, **CALL)
     assert result["stdout"] == "after"
     assert warm.last_route == (1, 0)
@@ -96,7 +96,7 @@ def test_sshd_restarted__every_ssh_session_dropped__next_call_succeeds(warm: War
     assert _ping(warm)["ping"] == "pong"
     pid = warm.agents()[0][1]
     # Kill every sshd process (the listener, the ControlMaster's session, the agent's session), start a new one.
-    restarted = on_host(fault_lab, "pkill -x sshd; sleep 0.3; /usr/sbin/sshd")
+    restarted = fault_lab.run_inside("server1", "pkill -x sshd; sleep 0.3; /usr/sbin/sshd")
     assert restarted.returncode == 0, restarted.stderr
     _wait_for(lambda: pid not in agent_pids(fault_lab))  # the agent ends with its session
     result = warm.run("server1", "ansible.builtin.stat", {"path": "/etc/hostname"}, **CALL)
@@ -106,7 +106,7 @@ def test_sshd_restarted__every_ssh_session_dropped__next_call_succeeds(warm: War
 
 
 def _temp_dirs(lab: Lab) -> set[str]:
-    found = on_host(lab, "ls -d /tmp/mh-warm-* /tmp/ansible_*_payload_* 2>/dev/null || true")
+    found = lab.run_inside("server1", "ls -d /tmp/mh-warm-* /tmp/ansible_*_payload_* 2>/dev/null || true")
     return set(found.stdout.split())
 
 
@@ -165,7 +165,7 @@ def test_session__executor_choice_and_nothing_left_running(
     assert ("warm agent started" in output) is expect_agent, output
     assert "standard path" not in output, output
     assert agent_pids(fault_lab) == []
-    assert on_host(fault_lab, "test -e /etc/mh-warm-suite.conf; echo $?").stdout.strip() == "1"
+    assert fault_lab.run_inside("server1", "test -e /etc/mh-warm-suite.conf; echo $?").stdout.strip() == "1"
 
 
 def _without_timing(result: dict[str, Any]) -> dict[str, Any]:
