@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..rollback import RollbackJournal
+from .service_state import service_state
 
 if TYPE_CHECKING:
     from ..host import MultihostHost
@@ -228,16 +229,8 @@ class JournalRecorder:
         host, name = token.host, str(token.args.get("name", ""))
         if not name:
             return
-        quoted = shlex.quote(name)
-        script = (
-            "if [ -d /run/systemd/system ]; then "
-            f"systemctl is-active {quoted} 2>/dev/null | head -1; systemctl is-enabled {quoted} 2>/dev/null | head -1; "
-            f"else service {quoted} status >/dev/null 2>&1 && echo active || echo inactive; "
-            f"ls /etc/rc2.d/S??{quoted} >/dev/null 2>&1 && echo enabled || echo disabled; fi"
-        )
-        lines = host.conn.run(script, raise_on_error=False).stdout.split()
-        active = bool(lines) and lines[0] in ("active", "activating", "reloading")
-        enabled_state = lines[1] if len(lines) > 1 else ""
+        active_state, enabled_state = service_state(host, name)
+        active = active_state in ("active", "activating", "reloading")
         module = (
             "ansible.builtin.systemd"
             if short_name(token.module) in ("systemd", "systemd_service")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from .._private.service_state import service_state
 from ..host import MultihostHost
 from ..utility import MultihostUtility
 
@@ -79,17 +80,10 @@ class Services(MultihostUtility[MultihostHost]):
 
     def status(self, name: str) -> dict[str, bool]:
         """``{"active": ..., "enabled": ...}`` for ``name`` (read with systemctl, or ``service`` and rc2.d links)."""
-        quoted = shlex.quote(name)
-        script = (
-            "if [ -d /run/systemd/system ]; then "
-            f"systemctl is-active {quoted} 2>/dev/null | head -1; systemctl is-enabled {quoted} 2>/dev/null | head -1; "
-            f"else service {quoted} status >/dev/null 2>&1 && echo active || echo inactive; "
-            f"ls /etc/rc2.d/S??{quoted} >/dev/null 2>&1 && echo enabled || echo disabled; fi"
-        )
-        words = self.host.conn.run(script, raise_on_error=False).stdout.split()
+        active, enabled = service_state(self.host, name)
         return {
-            "active": bool(words) and words[0] in ("active", "reloading"),
-            "enabled": len(words) > 1 and words[1] in ("enabled", "enabled-runtime", "alias"),
+            "active": active in ("active", "reloading"),
+            "enabled": enabled in ("enabled", "enabled-runtime", "alias"),
         }
 
     def is_active(self, name: str) -> bool:
