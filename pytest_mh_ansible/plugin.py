@@ -18,6 +18,7 @@ import pytest
 
 from . import hookspecs
 from ._private import crash_check, reporting
+from ._private.executor_choice import EXECUTORS
 from ._private.secrets import secrets
 from ._private.session import MultihostSession, SessionOptions
 from .errors import InventoryError, LabError, MultihostError, TeardownExceptionGroup, TopologyMarkError
@@ -121,7 +122,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--mh-executor",
         dest="mh_executor",
-        choices=("warm", "standard"),
+        choices=EXECUTORS,
         default=None,
         help="How modules run on the hosts: warm (a long-lived agent per host forks each module from a "
         "pre-imported interpreter; default) or standard (a new Python per module, as ansible-playbook). "
@@ -225,7 +226,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if unreachable not in ("error", "skip"):
         raise pytest.UsageError(f"ini option mh_unreachable: {unreachable!r} is not 'error' or 'skip'")
     executor = config.getoption("mh_executor") or str(config.getini("mh_executor") or "warm")
-    if executor not in ("warm", "standard"):
+    if executor not in EXECUTORS:
         raise pytest.UsageError(f"ini option mh_executor: {executor!r} is not 'warm' or 'standard'")
     options = SessionOptions(
         sources=tuple(sources),

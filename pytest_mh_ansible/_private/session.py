@@ -14,6 +14,7 @@ from ..multihost import MultihostFixture
 from ..registry import Registry
 from ..rollback import RollbackJournal
 from .assignment import Assignment, HostInfo, assign
+from .executor_choice import ExecutorName, executor_for_host
 from .inverses import JournalRecorder
 from .locks import HostLocks
 from .playbooks import PlaybookRunner
@@ -40,7 +41,7 @@ class SessionOptions:
     lock_dir: str | None = None
     vault_password_files: tuple[str, ...] = ()
     playbook_dirs: tuple[str, ...] = ()
-    executor: str = "warm"  # or "standard": how modules run (a host's mh_executor variable wins)
+    executor: ExecutorName = "warm"  # how modules run (a host's mh_executor variable wins)
 
 
 @dataclass
@@ -98,9 +99,10 @@ class MultihostSession:
             roles.append(self.options.role_groups.get(group, group))
             roles.append(group)
         domain = host.variables.get("mh_domain") or self.options.default_domain
-        value = host.variables.get("mh_executor")
-        if value is not None and str(value).strip().lower() not in ("warm", "standard"):
-            raise MultihostError(f"host {host.name}: mh_executor={value!r} is not 'warm' or 'standard'")
+        try:
+            executor_for_host(host.variables, self.options.executor, host=host.name)
+        except ValueError as err:
+            raise MultihostError(str(err)) from None
         return HostInfo(host.name, tuple(dict.fromkeys(roles)), str(domain))
 
     @property
@@ -279,9 +281,7 @@ class MultihostSession:
         if self._executor is None:
             from .warm import WarmExecutor
 
-            self._executor = WarmExecutor(
-                self.inventory, default="standard" if self.options.executor == "standard" else "warm"
-            )
+            self._executor = WarmExecutor(self.inventory, default=self.options.executor)
         return self._executor
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import json
 import logging
 import os
@@ -30,19 +31,17 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from .executor import StandardExecutor
+from .executor import StandardExecutor, _lock
+from .executor_choice import ExecutorName, executor_for_host
 from .inventory import Inventory
 from .secrets import secrets
 
-__all__ = ["EXECUTORS", "AgentError", "WarmExecutor", "executor_for_host"]
+__all__ = ["AgentError", "WarmExecutor"]
 
 logger = logging.getLogger("pytest_mh_ansible.modules")
 
-ExecutorName = Literal["warm", "standard"]
-EXECUTORS: tuple[ExecutorName, ...] = ("warm", "standard")
-HOST_VARIABLE = "mh_executor"
 
 _AGENT_SOURCE = Path(__file__).with_name("warm_agent.py")
 # Modules whose changes can alter what an agent imported at start-up.
@@ -80,14 +79,12 @@ _installed = False
 
 
 _PROTOCOL = 1
-_source_cache: list[bytes] = []
 
 
+@functools.cache
 def _agent_source() -> bytes:
     """The agent's source, read once per process (a running session keeps the code it started with)."""
-    if not _source_cache:
-        _source_cache.append(_AGENT_SOURCE.read_bytes())
-    return _source_cache[0]
+    return _AGENT_SOURCE.read_bytes()
 
 
 def _decoded(frame: bytes) -> dict[str, Any]:
@@ -106,20 +103,6 @@ class AgentError(Exception):
 
 class _AgentLost(AgentError):
     """The agent went away after it had taken a payload: the module may have run."""
-
-
-def executor_for_host(variables: Mapping[str, Any], default: ExecutorName, *, host: str) -> ExecutorName:
-    """The executor a host uses: its ``mh_executor`` variable, else the session's ``default``.
-
-    :raises ValueError: The variable holds something else than ``warm`` or ``standard``.
-    """
-    value = variables.get(HOST_VARIABLE)
-    if value is None:
-        return default
-    text = str(value).strip().lower()
-    if text not in EXECUTORS:
-        raise ValueError(f"host {host}: {HOST_VARIABLE}={value!r} is not one of {', '.join(EXECUTORS)}")
-    return "warm" if text == "warm" else "standard"
 
 
 # --- channels ---------------------------------------------------------------------------------
@@ -404,7 +387,6 @@ class _AgentPool:
 
     def __init__(self) -> None:
         self._slots: dict[tuple[str, ...], _Slot] = {}
-        self._lock = threading.Lock()
 
     def agents(self) -> list[_Agent]:
         return [slot.agent for slot in self._slots.values() if slot.agent is not None]
@@ -418,8 +400,7 @@ class _AgentPool:
                 logger.info("%s: warm agent renewed after a package change", agent.label)
 
     def close(self) -> None:
-        with self._lock:
-            slots, self._slots = self._slots, {}
+        slots, self._slots = self._slots, {}
         for slot in slots.values():
             if slot.agent is not None:
                 slot.agent.stop()
@@ -643,7 +624,8 @@ class WarmExecutor(StandardExecutor):
 
     def close(self) -> None:
         """Stop every agent (the targets keep no process), then what the standard executor holds."""
-        self._pool.close()
+        with _lock:  # as every module call: the pool is used under the executor's lock only
+            self._pool.close()
         super().close()
 
     def agents(self) -> list[tuple[str, int]]:
@@ -660,7 +642,8 @@ class WarmExecutor(StandardExecutor):
         self.last_route = (0, 0)  # a call that never gets to a module (an unknown one) routes nothing
         result = super().run(host, module, args, **options)
         if result.get("changed") and not options.get("check") and module.rsplit(".", 1)[-1] in _PACKAGE_MODULES:
-            self._pool.renew(host)
+            with _lock:
+                self._pool.renew(host)
         return result
 
     def _prepare(self, host: str, task_vars: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:

@@ -436,16 +436,6 @@ def main():
         write_frame(err)
 
 
-def _cleanup():
-    if os.getpid() == AGENT_PID and _preload_dir is not None and os.path.exists(_preload_dir):
-        import shutil
-
-        shutil.rmtree(_preload_dir, ignore_errors=True)
-
-
 if __name__ == "mh_warm_agent":  # run by the boot reader on the target; importing this module does nothing
     _take_stdio()
-    try:
-        main()
-    finally:
-        _cleanup()  # guarded: a forked child that got here by accident removes nothing
+    main()

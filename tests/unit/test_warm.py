@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mh_ansible._private.warm import _BOOT, _Command, _runs_module_file, executor_for_host
+from pytest_mh_ansible._private.executor_choice import executor_for_host
+from pytest_mh_ansible._private.warm import _BOOT, _Command, _runs_module_file
 
 
 @pytest.mark.parametrize(
@@ -63,7 +64,7 @@ def test_executor_for_host__variable_wins_over_the_session_default() -> None:
 
 
 def test_executor_for_host__bad_value_names_host_and_value() -> None:
-    with pytest.raises(ValueError, match=r"host h1: mh_executor='fast' is not one of warm, standard"):
+    with pytest.raises(ValueError, match=r"host h1: mh_executor='fast' is not 'warm' or 'standard'"):
         executor_for_host({"mh_executor": "fast"}, "warm", host="h1")
 
 
