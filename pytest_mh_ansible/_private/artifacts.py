@@ -132,8 +132,30 @@ def fetch_artifacts(host: MultihostHost, patterns: Iterable[str], destination: P
             else:
                 destination.mkdir(parents=True, exist_ok=True)
                 with tarfile.open(local, "r:gz") as archive:
-                    archive.extractall(destination, filter="data")
+                    _extract(archive, destination)
         return count
     finally:
         with contextlib.suppress(Exception):  # the fetch's own error (if any) is the one to report
             conn.run(f"rm -f {shlex.quote(remote)}", raise_on_error=False, timeout=60)
+
+
+def _extract(archive: tarfile.TarFile, destination: Path) -> None:
+    """Unpack a host's archive with tarfile's ``data`` filter: nothing outside ``destination``, no devices.
+
+    Python 3.11.0-3.11.3 (Debian 12's 3.11.2 among them) lack extraction filters; there, only
+    regular files, directories and links that stay inside ``destination`` are unpacked.
+    """
+    if hasattr(tarfile, "data_filter"):
+        archive.extractall(destination, filter="data")
+        return
+    root = destination.resolve()
+    safe = []
+    for member in archive.getmembers():
+        target = (root / member.name).resolve()
+        if root not in (target, *target.parents) or not (member.isfile() or member.isdir() or member.issym()):
+            continue
+        if member.issym() and root not in (link := (target.parent / member.linkname).resolve(), *link.parents):
+            continue
+        member.mode &= 0o755
+        safe.append(member)
+    archive.extractall(destination, members=safe)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import HostUnreachableError
+from .collection import collections_dir
 from .inventory import Inventory, _plain
 from .secrets import mask_args, secrets
 from .transport import _init_ansible
@@ -158,12 +159,10 @@ class StandardExecutor:
 
         _init_ansible()
         _forget_plain_collection_imports()
-        shipped = Path(__file__).resolve().parents[2] / "collections"
-        if shipped.is_dir():
-            # Ansible's adjacent-collections mechanism: <dir>/collections is searched first.
-            wanted = str(shipped.parent)
-            if wanted not in [str(Path(p).parent) for p in AnsibleCollectionConfig.playbook_paths]:
-                AnsibleCollectionConfig.playbook_paths = [wanted]
+        # Ansible's adjacent-collections mechanism: <dir>/collections is searched first.
+        wanted = str(collections_dir().parent)
+        if wanted not in [str(Path(p).parent) for p in AnsibleCollectionConfig.playbook_paths]:
+            AnsibleCollectionConfig.playbook_paths = [wanted]
         if "connection" not in context.CLIARGS:
             # What Play and PlayContext read as the command line's defaults.
             context.CLIARGS = ImmutableDict(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import MultihostError
 from ..playbook import PlaybookHostStats, PlaybookResult, TaskResult
+from .collection import collections_dir
 from .secrets import secrets
 
 if TYPE_CHECKING:
@@ -222,10 +223,8 @@ def _stats(raw: Mapping[str, Mapping[str, int]]) -> dict[str, PlaybookHostStats]
 
 
 def _collections_paths() -> list[str]:
-    """The project's shipped collection first, then Ansible's defaults."""
-    paths = []
-    shipped = Path(__file__).resolve().parents[2] / "collections"
-    if shipped.is_dir():
-        paths.append(str(shipped))
-    paths += [os.path.expanduser("~/.ansible/collections"), "/usr/share/ansible/collections"]
-    return paths
+    """The shipped collection first, then the paths Ansible is configured with (ansible.cfg, environment)."""
+    from ansible import constants as C
+
+    configured = [os.path.expanduser(str(p)) for p in (C.COLLECTIONS_PATHS or [])]
+    return list(dict.fromkeys([str(collections_dir()), *configured]))

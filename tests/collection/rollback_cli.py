@@ -67,7 +67,11 @@ class LocalAnsible:
         }
 
     def command(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """Run an Ansible CLI with the collection environment; fail the test with its output on error."""
+        """Run an Ansible CLI (from this interpreter's bin directory, not PATH) with the collection environment.
+
+        A failure fails the test with the CLI's output.
+        """
+        argv = (str(Path(sys.executable).with_name(argv[0])), *argv[1:])
         proc = subprocess.run(argv, cwd=self.workdir, env=self.env, capture_output=True, text=True, check=False)
         if check and proc.returncode != 0:
             pytest.fail(f"{' '.join(argv)!r} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")

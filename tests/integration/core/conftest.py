@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 import yaml
+from labname import lab_name
 
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec, LabUserSpec
 
-LAB_NAME = "mhcore"
+LAB_NAME = lab_name("mhcore")
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,14 @@ def vault_encrypt(value: str, password_file: Path, name: str) -> str:
     """``ansible-vault encrypt_string`` output for ``name: value`` (YAML, with the !vault tag)."""
     # The value goes on stdin: a generated password may start with "-" and look like an option.
     out = subprocess.run(
-        ["ansible-vault", "encrypt_string", "--vault-password-file", str(password_file), "--stdin-name", name],
+        [
+            str(Path(sys.executable).with_name("ansible-vault")),
+            "encrypt_string",
+            "--vault-password-file",
+            str(password_file),
+            "--stdin-name",
+            name,
+        ],
         input=value,
         check=True,
         capture_output=True,

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from labname import lab_name
 
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec, LabUserSpec
 
 # One lab per xdist worker: lab names must differ for labs to coexist.
-LAB_NAME = "mhlabt" + os.environ.get("PYTEST_XDIST_WORKER", "").replace("gw", "-")
+LAB_NAME = lab_name("mhlabt")
 USER = "labuser"
 # Small packages that the machine itself does not have: installed from the lab's offline cache.
 PACKAGES = ("tree", "nginx")
@@ -58,7 +60,7 @@ def _ssh(lab: Lab, host: str, command: str, *, check: bool = True, timeout: floa
 
 
 def _ansible(lab: Lab, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run an ansible CLI (``ansible`` or ``ansible-playbook``) against the lab's inventory."""
+    """Run an ansible CLI (``ansible`` or ``ansible-playbook``, from this interpreter's bin directory) on the lab."""
     env = {
         **os.environ,
         "ANSIBLE_NOCOLOR": "1",
@@ -67,7 +69,7 @@ def _ansible(lab: Lab, tmp_path: Path, *args: str) -> subprocess.CompletedProces
         "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
     }
     return subprocess.run(
-        [*args, "-i", str(lab.inventory_path)],
+        [str(Path(sys.executable).with_name(args[0])), *args[1:], "-i", str(lab.inventory_path)],
         check=False,
         capture_output=True,
         text=True,

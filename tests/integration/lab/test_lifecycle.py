@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from labname import lab_name
 
 from pytest_mh_ansible._private.cli import main
 from pytest_mh_ansible._private.lab import boot
@@ -49,6 +50,7 @@ def _leftovers(directory: Path, state: dict[str, object]) -> list[str]:
 def _cgroup_roots() -> dict[str, set[str]]:
     """The directories at the root of every machine-wide cgroup hierarchy."""
     roots = {}
+    own = "pytest-mh-ansible." + lab_name("mhlabd")
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         left, _, right = line.partition(" - ")
         if right.split(" ", 1)[0] in ("cgroup", "cgroup2"):
@@ -57,7 +59,7 @@ def _cgroup_roots() -> dict[str, set[str]]:
             roots[str(point)] = {
                 p.name
                 for p in point.iterdir()
-                if p.is_dir() and (not p.name.startswith("pytest-mh-ansible.") or p.name.endswith(".mhlabd"))
+                if p.is_dir() and (not p.name.startswith("pytest-mh-ansible.") or p.name == own)
             }
     return roots
 
@@ -65,7 +67,7 @@ def _cgroup_roots() -> dict[str, set[str]]:
 def test_lab__up_is_idempotent_coexists_and_down_leaves_nothing(lab: Lab, lab_root: Path) -> None:
     cgroups_before = _cgroup_roots()
     spec = LabSpec(
-        name="mhlabd",
+        name=lab_name("mhlabd"),
         hosts=(LabHostSpec("one", roles=("client",)), LabHostSpec("two", roles=("server",), init="systemd")),
     )
     second = Lab(spec, lab_root / "mhlabd")
@@ -91,7 +93,7 @@ def test_lab__up_is_idempotent_coexists_and_down_leaves_nothing(lab: Lab, lab_ro
         for point, names in during.items():
             new = names - cgroups_before[point]
             if new:
-                assert new <= {"pytest-mh-ansible.mhlabd"}, (point, new)
+                assert new <= {f"pytest-mh-ansible.{spec.name}"}, (point, new)
                 assert "cgroup2" in Path("/proc/self/mountinfo").read_text()
     finally:
         second.down()
@@ -124,7 +126,10 @@ def test_cli__up_status_inventory_down(lab_root: Path, capsys: pytest.CaptureFix
         assert inventory == str(directory / "hosts.yml")
         assert (directory / "group_vars" / "web.yml").exists()
         out = subprocess.run(
-            ["ansible-inventory", "-i", inventory, "--host", "web1"], capture_output=True, text=True, check=True
+            [str(Path(sys.executable).with_name("ansible-inventory")), "-i", inventory, "--host", "web1"],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         assert json.loads(out)["web_port"] == 8080
         state = json.loads((directory / "state.json").read_text())
@@ -136,7 +141,7 @@ def test_cli__up_status_inventory_down(lab_root: Path, capsys: pytest.CaptureFix
 
 def test_lab__refuses_a_subnet_in_use(lab: Lab, lab_root: Path) -> None:
     taken = lab.status()[0].address.rsplit(".", 1)[0] + ".0/24"
-    clash = Lab(LabSpec(name="mhlabs", hosts=(LabHostSpec("h1"),), subnet=taken), lab_root / "mhlabs")
+    clash = Lab(LabSpec(name=lab_name("mhlabs"), hosts=(LabHostSpec("h1"),), subnet=taken), lab_root / "mhlabs")
     with pytest.raises(LabError, match=rf"subnet '{taken}' is taken on this machine"):
         clash.up()
     assert not clash.directory.exists()
@@ -147,14 +152,14 @@ def test_lab__host_that_fails_to_boot_is_reported_and_cleaned_up(
     lab_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(boot, "sshd_config", lambda **_: "NoSuchOption yes\n")
-    broken = Lab(LabSpec(name="mhlabf", hosts=(LabHostSpec("h1"),)), lab_root / "mhlabf")
+    broken = Lab(LabSpec(name=lab_name("mhlabf"), hosts=(LabHostSpec("h1"),)), lab_root / "mhlabf")
     started = time.monotonic()
     with pytest.raises(LabError, match=r"host 'h1' \(10\.213\.\d+\.11\) did not come up: its PID 1 exited") as info:
         broken.up()
     assert time.monotonic() - started < 5
     assert "NoSuchOption" in str(info.value)  # the console log's tail names the cause
     assert not broken.directory.exists()
-    assert not Path("/run/netns/pytest-mh-ansible.mhlabf.h1").exists()
+    assert not Path(f"/run/netns/pytest-mh-ansible.{broken.spec.name}.h1").exists()
     assert not Path("/sys/class/net", broken.names.bridge).exists()
 
 

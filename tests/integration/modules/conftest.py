@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
+from labname import lab_name
 
 from pytest_mh_ansible._private.executor import StandardExecutor
 from pytest_mh_ansible._private.inventory import Inventory
@@ -17,7 +17,7 @@ from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec, LabUserSpec
 from pytest_mh_ansible.modules import HostModules
 
 # One lab per xdist worker: lab names must differ for labs to coexist.
-LAB_NAME = "mhmod" + os.environ.get("PYTEST_XDIST_WORKER", "").replace("gw", "-")
+LAB_NAME = lab_name("mhmod")
 VAULT_PASSWORD = "mhmod-vault-pw-93"
 VAULT_PLAIN = "vaulted-word-51"
 

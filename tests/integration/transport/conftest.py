@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from labname import lab_name
 
 LAB_USER = "mhtestuser"
 LAB_USER_PASSWORD = "Mh-t3st-pw-41x"  # a throwaway account on a test sshd
@@ -124,7 +125,9 @@ def lab_host() -> Iterator[TargetHost]:
     """One host of the project's lab, if ``pytest_mh_ansible.lab`` is there and works here."""
     from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec, LabUserSpec
 
-    spec = LabSpec(name="mhtransport", hosts=(LabHostSpec("h1", roles=("client",)),), user=LabUserSpec(name=LAB_USER))
+    spec = LabSpec(
+        name=lab_name("mhtransport"), hosts=(LabHostSpec("h1", roles=("client",)),), user=LabUserSpec(name=LAB_USER)
+    )
     with Lab(spec) as lab:
         data = yaml.safe_load(Path(lab.inventory_path).read_text())
         host_vars, group_vars = _find_host(data, "h1")

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from labname import lab_name
 
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec, LabUserSpec
 
-LAB_NAME = "mhutila"
+LAB_NAME = lab_name("mhutila")
 
 
 @pytest.fixture(scope="session")

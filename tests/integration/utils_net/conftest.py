@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from labname import lab_name
 
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
 
-LAB_NAME = "mhutilb"
+LAB_NAME = lab_name("mhutilb")
 
 
 @pytest.fixture(scope="session")

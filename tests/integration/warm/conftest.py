@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
+from labname import lab_name
 
 from pytest_mh_ansible._private.executor import StandardExecutor
 from pytest_mh_ansible._private.inventory import Inventory
@@ -16,7 +16,7 @@ from pytest_mh_ansible._private.warm import WarmExecutor
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec, LabUserSpec
 
 # One lab per xdist worker: lab names must differ for labs to coexist.
-LAB_NAME = "mhwarm" + os.environ.get("PYTEST_XDIST_WORKER", "").replace("gw", "-")
+LAB_NAME = lab_name("mhwarm")
 
 
 @pytest.fixture(scope="session")

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
+from labname import lab_name
 
 from pytest_mh_ansible._private.inventory import Inventory
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
 
-LAB_NAME = "mhwfault" + os.environ.get("PYTEST_XDIST_WORKER", "").replace("gw", "-")
+LAB_NAME = lab_name("mhwfault")
 
 
 @pytest.fixture(scope="session")
