@@ -29,9 +29,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pytest_mh_ansible._private.executor import StandardExecutor
-from pytest_mh_ansible._private.inventory import Inventory
-from pytest_mh_ansible._private.warm import WarmExecutor
+from pytest_mh_ansible._private.ansible.executor import StandardExecutor
+from pytest_mh_ansible._private.ansible.inventory import Inventory
+from pytest_mh_ansible._private.ansible.warm import WarmExecutor
 from pytest_mh_ansible.conn import Connection
 from pytest_mh_ansible.host import MultihostHost
 from pytest_mh_ansible.lab import dummy_init_script

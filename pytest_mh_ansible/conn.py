@@ -136,7 +136,7 @@ class Connection:
         self.host = host
         secrets.add_from_vars(variables)
         if transport is None:
-            from ._private.transport import AnsibleTransport
+            from ._private.ansible.transport import AnsibleTransport
 
             transport = AnsibleTransport(host, variables)
         self._transport = transport

@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._private.playbooks import PlaybookRunner
+    from ._private.ansible.playbooks import PlaybookRunner
     from .conn import Connection
     from .modules import HostModules
     from .playbook import PlaybookResult

@@ -11,7 +11,7 @@ from ._private.secrets import mask_args, secrets
 from .errors import ModuleError
 
 if TYPE_CHECKING:
-    from ._private.executor import ModuleExecutor
+    from ._private.ansible.executor import ModuleExecutor
     from .host import MultihostHost
 
 __all__ = ["ChangeRecorder", "HostModules", "ModuleResult"]

@@ -12,7 +12,7 @@ from .host import MultihostHost
 from .role import MultihostRole
 
 if TYPE_CHECKING:
-    from ._private.playbooks import PlaybookRunner
+    from ._private.ansible.playbooks import PlaybookRunner
     from ._private.session import ActiveTopology
     from .marks import TopologyMark
     from .playbook import PlaybookResult

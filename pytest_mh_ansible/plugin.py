@@ -18,7 +18,7 @@ import pytest
 
 from . import hookspecs
 from ._private import crash_check, reporting
-from ._private.executor_choice import EXECUTORS
+from ._private.ansible.executor_choice import EXECUTORS
 from ._private.secrets import secrets
 from ._private.session import MultihostSession, SessionOptions
 from .errors import InventoryError, LabError, MultihostError, TeardownExceptionGroup, TopologyMarkError
@@ -207,7 +207,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not sources:
         config.stash[NO_INVENTORY_KEY] = NO_INVENTORY
         return
-    from ._private.inventory import Inventory
+    from ._private.ansible.inventory import Inventory
 
     vault_files = list(config.getoption("mh_vault_password_file") or [])
     if not vault_files and config.getini("mh_vault_password_file"):

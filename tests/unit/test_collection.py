@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mh_ansible._private import collection
+from pytest_mh_ansible._private.ansible import collection
 from pytest_mh_ansible.errors import MultihostError
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from ansible.parsing.vault import VaultLib, VaultSecret
 
-from pytest_mh_ansible._private.inventory import Inventory, InventoryHost
+from pytest_mh_ansible._private.ansible.inventory import Inventory, InventoryHost
 from pytest_mh_ansible._private.secrets import MASK, secrets
 from pytest_mh_ansible.errors import InventoryError
 

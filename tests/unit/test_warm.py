@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mh_ansible._private.executor_choice import executor_for_host
-from pytest_mh_ansible._private.warm import _BOOT, _Command, _runs_module_file
+from pytest_mh_ansible._private.ansible.executor_choice import executor_for_host
+from pytest_mh_ansible._private.ansible.warm import _BOOT, _Command, _runs_module_file
 
 
 @pytest.mark.parametrize(

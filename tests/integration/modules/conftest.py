@@ -9,9 +9,9 @@ import pytest
 import yaml
 from labname import lab_name
 
-from pytest_mh_ansible._private.executor import StandardExecutor
-from pytest_mh_ansible._private.inventory import Inventory
-from pytest_mh_ansible._private.warm import WarmExecutor
+from pytest_mh_ansible._private.ansible.executor import StandardExecutor
+from pytest_mh_ansible._private.ansible.inventory import Inventory
+from pytest_mh_ansible._private.ansible.warm import WarmExecutor
 from pytest_mh_ansible.host import MultihostHost
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec, LabUserSpec
 from pytest_mh_ansible.modules import HostModules

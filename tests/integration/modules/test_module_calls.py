@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_mh_ansible._private.executor import StandardExecutor
+from pytest_mh_ansible._private.ansible.executor import StandardExecutor
 from pytest_mh_ansible.errors import HostUnreachableError, ModuleError
 from pytest_mh_ansible.lab import dummy_init_script
 from pytest_mh_ansible.modules import HostModules

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mh_ansible._private.transport import KILL_AFTER, AnsibleTransport
+from pytest_mh_ansible._private.ansible.transport import KILL_AFTER, AnsibleTransport
 from pytest_mh_ansible.conn import Connection
 from pytest_mh_ansible.errors import HostUnreachableError, ProcessError, ProcessTimeoutError
 

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from pytest_mh_ansible._private.executor import StandardExecutor
-from pytest_mh_ansible._private.warm import WarmExecutor
+from pytest_mh_ansible._private.ansible.executor import StandardExecutor
+from pytest_mh_ansible._private.ansible.warm import WarmExecutor
 from pytest_mh_ansible.lab import dummy_init_script
 
 pytestmark = pytest.mark.integration

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from labname import lab_name
 
-from pytest_mh_ansible._private.inventory import Inventory
+from pytest_mh_ansible._private.ansible.inventory import Inventory
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
 
 LAB_NAME = lab_name("mhwfault")

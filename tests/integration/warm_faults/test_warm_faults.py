@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from fault_helpers import agent_pids
 
-from pytest_mh_ansible._private.executor import StandardExecutor
-from pytest_mh_ansible._private.inventory import Inventory
-from pytest_mh_ansible._private.warm import WarmExecutor
+from pytest_mh_ansible._private.ansible.executor import StandardExecutor
+from pytest_mh_ansible._private.ansible.inventory import Inventory
+from pytest_mh_ansible._private.ansible.warm import WarmExecutor
 from pytest_mh_ansible.lab import Lab
 
 CALL: dict[str, Any] = dict(check=False, diff=False, become=None, become_user=None, no_log=False, template=False)

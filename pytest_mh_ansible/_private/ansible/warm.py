@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..secrets import secrets
 from .executor import StandardExecutor, _lock
 from .executor_choice import ExecutorName, executor_for_host
 from .inventory import Inventory
-from .secrets import secrets
 
 __all__ = ["AgentError", "WarmExecutor"]
 

@@ -20,8 +20,8 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..errors import HostUnreachableError, ProcessError, ProcessTimeoutError
-from .secrets import secrets
+from ...errors import HostUnreachableError, ProcessError, ProcessTimeoutError
+from ..secrets import secrets
 
 __all__ = ["KILL_AFTER", "AnsibleTransport"]
 

@@ -16,10 +16,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import HostUnreachableError
+from ...errors import HostUnreachableError
+from ..secrets import mask_args, secrets
 from .collection import collections_dir
 from .inventory import Inventory, _plain
-from .secrets import mask_args, secrets
 from .transport import _init_ansible
 from .vault import vault_context
 

@@ -19,8 +19,8 @@ from ansible.utils.collection_loader import AnsibleCollectionConfig
 from ansible.utils.display import Display
 from ansible.vars.manager import VariableManager
 
-from ..errors import InventoryError
-from .secrets import is_secret_name, secrets
+from ...errors import InventoryError
+from ..secrets import is_secret_name, secrets
 from .vault import (
     VaultSecrets,
     add_secret_leaves,

@@ -20,8 +20,8 @@ from ansible.parsing.vault import (
     is_encrypted_file,
 )
 
-from ..errors import InventoryError
-from .secrets import secrets
+from ...errors import InventoryError
+from ..secrets import secrets
 
 __all__ = [
     "NO_PASSWORD_HINT",

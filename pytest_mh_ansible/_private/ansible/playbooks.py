@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import MultihostError
-from ..playbook import PlaybookHostStats, PlaybookResult, TaskResult
+from ...errors import MultihostError
+from ...playbook import PlaybookHostStats, PlaybookResult, TaskResult
+from ..secrets import secrets
 from .collection import collections_dir
-from .secrets import secrets
 
 if TYPE_CHECKING:
-    from ..host import MultihostHost
-    from .inverses import JournalRecorder
+    from ...host import MultihostHost
+    from ..inverses import JournalRecorder
 
 __all__ = ["PlaybookRunner"]
 

@@ -12,7 +12,7 @@ import functools
 import importlib.resources
 from pathlib import Path
 
-from ..errors import MultihostError
+from ...errors import MultihostError
 
 __all__ = ["COLLECTION", "collections_dir"]
 

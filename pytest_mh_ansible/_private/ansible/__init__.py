@@ -1,0 +1,7 @@
+"""The Ansible boundary: the only code that imports ansible-core or ansible-runner.
+
+It owns reading inventories and vaults (``inventory``, ``vault``), commands and file copies through
+connection plugins (``transport``), module calls in the pytest process (``executor``, the standard
+way) and through a warm agent per host (``warm``, ``warm_agent``, which runs on the target),
+playbooks through ansible-runner (``playbooks``), and the shipped collection (``collection``).
+"""
