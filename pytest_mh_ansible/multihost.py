@@ -13,7 +13,7 @@ from .role import MultihostRole
 
 if TYPE_CHECKING:
     from ._private.ansible.playbooks import PlaybookRunner
-    from ._private.session import ActiveTopology
+    from ._private.session.session import ActiveTopology
     from .marks import TopologyMark
     from .playbook import PlaybookResult
     from .topology import Topology

@@ -20,7 +20,7 @@ from . import hookspecs
 from ._private import crash_check, reporting
 from ._private.ansible.executor_choice import EXECUTORS
 from ._private.secrets import secrets
-from ._private.session import MultihostSession, SessionOptions
+from ._private.session.session import MultihostSession, SessionOptions
 from .errors import InventoryError, LabError, MultihostError, TeardownExceptionGroup, TopologyMarkError
 from .marks import TopologyMark, expand_topology_marks
 from .multihost import MultihostFixture

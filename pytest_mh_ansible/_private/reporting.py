@@ -15,13 +15,13 @@ import pytest
 from ..errors import HostUnreachableError
 from .artifacts import artifact_patterns, fetch_artifacts, test_directory, utility_patterns
 from .logs import LogTap
-from .reachability import DeadHosts
-from .signals import Interrupts, TestTimer
+from .session.reachability import DeadHosts
+from .session.signals import Interrupts, TestTimer
 
 if TYPE_CHECKING:
     from ..host import MultihostHost
     from ..marks import TopologyMark
-    from .session import ActiveTopology, MultihostSession
+    from .session.session import ActiveTopology, MultihostSession
 
 __all__ = ["addoption", "configure", "register_markers"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_mh_ansible import Topology, TopologyDomain
-from pytest_mh_ansible._private.assignment import Assignment, HostInfo, assign
+from pytest_mh_ansible._private.session.assignment import Assignment, HostInfo, assign
 
 
 def hosts(*specs: str, domain: str = "app") -> list[HostInfo]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, final
 
-from ..errors import MultihostError
+from ...errors import MultihostError
 
 __all__ = ["Interrupts", "TestTimeoutError", "TestTimer"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..topology import Topology
+from ...topology import Topology
 
 __all__ = ["Assignment", "HostInfo", "assign"]
 

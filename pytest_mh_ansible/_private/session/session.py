@@ -7,23 +7,23 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import HostUnreachableError, MultihostError
-from ..host import MultihostHost
-from ..modules import HostModules
-from ..multihost import MultihostFixture
-from ..registry import Registry
-from ..rollback import RollbackJournal
-from .ansible.executor_choice import ExecutorName, executor_for_host
-from .ansible.playbooks import PlaybookRunner
+from ...errors import HostUnreachableError, MultihostError
+from ...host import MultihostHost
+from ...modules import HostModules
+from ...multihost import MultihostFixture
+from ...registry import Registry
+from ...rollback import RollbackJournal
+from ..ansible.executor_choice import ExecutorName, executor_for_host
+from ..ansible.playbooks import PlaybookRunner
+from ..inverses import JournalRecorder
+from ..teardown import run_all
 from .assignment import Assignment, HostInfo, assign
-from .inverses import JournalRecorder
 from .locks import HostLocks
-from .teardown import run_all
 
 if TYPE_CHECKING:
-    from ..marks import TopologyMark
-    from .ansible.inventory import Inventory, InventoryHost
-    from .ansible.warm import WarmExecutor
+    from ...marks import TopologyMark
+    from ..ansible.inventory import Inventory, InventoryHost
+    from ..ansible.warm import WarmExecutor
 
 __all__ = ["ActiveTopology", "MultihostSession", "SessionOptions"]
 
@@ -279,7 +279,7 @@ class MultihostSession:
         variable, else the session's ``--mh-executor`` (see docs/executors.md).
         """
         if self._executor is None:
-            from .ansible.warm import WarmExecutor
+            from ..ansible.warm import WarmExecutor
 
             self._executor = WarmExecutor(self.inventory, default=self.options.executor)
         return self._executor

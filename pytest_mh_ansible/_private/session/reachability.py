@@ -7,11 +7,11 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, final
 
-from ..errors import HostUnreachableError
+from ...errors import HostUnreachableError
 
 if TYPE_CHECKING:
-    from ..conn import Transport
-    from ..host import MultihostHost
+    from ...conn import Transport
+    from ...host import MultihostHost
 
 __all__ = ["DeadHosts", "GuardedTransport"]
 
