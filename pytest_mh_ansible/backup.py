@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from ._private.inverses import SNAPSHOT_DIR
+from ._private.rollback.inverses import SNAPSHOT_DIR
 from .controller import TopologyController
 from .errors import MultihostError, TeardownExceptionGroup
 from .host import MultihostHost

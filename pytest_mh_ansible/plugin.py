@@ -422,7 +422,7 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
 
 
 def _fingerprints(config: pytest.Config, fixture: MultihostFixture) -> dict[str, tuple[list[str], dict[str, Any]]]:
-    from ._private.drift import DEFAULT_EXCLUDE, fingerprint, verify_paths
+    from ._private.rollback.drift import DEFAULT_EXCLUDE, fingerprint, verify_paths
 
     exclude = [*DEFAULT_EXCLUDE, *config.getini("mh_verify_exclude")]
     result: dict[str, tuple[list[str], dict[str, Any]]] = {}
@@ -436,7 +436,7 @@ def _verify_rollback(
     config: pytest.Config, fixture: MultihostFixture, before: dict[str, tuple[list[str], dict[str, Any]]]
 ) -> None:
     """Fail the teardown when a host differs from its state before the test (drift)."""
-    from ._private.drift import DEFAULT_EXCLUDE, differences, fingerprint
+    from ._private.rollback.drift import DEFAULT_EXCLUDE, differences, fingerprint
 
     exclude = [*DEFAULT_EXCLUDE, *config.getini("mh_verify_exclude")]
     drift: list[str] = []

@@ -7,7 +7,7 @@ import shlex
 import textwrap
 from typing import Any
 
-from .._private.inverses import SNAPSHOT_DIR
+from .._private.rollback.inverses import SNAPSHOT_DIR
 from ..errors import MultihostError
 from ..host import MultihostHost
 from ..utility import MultihostUtility

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from .._private.service_state import service_state
+from .._private.rollback.service_state import service_state
 from ..host import MultihostHost
 from ..utility import MultihostUtility
 

@@ -19,7 +19,7 @@ from .collection import collections_dir
 
 if TYPE_CHECKING:
     from ...host import MultihostHost
-    from ..inverses import JournalRecorder
+    from ..rollback.inverses import JournalRecorder
 
 __all__ = ["PlaybookRunner"]
 

@@ -15,7 +15,7 @@ from ...registry import Registry
 from ...rollback import RollbackJournal
 from ..ansible.executor_choice import ExecutorName, executor_for_host
 from ..ansible.playbooks import PlaybookRunner
-from ..inverses import JournalRecorder
+from ..rollback.inverses import JournalRecorder
 from ..teardown import run_all
 from .assignment import Assignment, HostInfo, assign
 from .locks import HostLocks

@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..rollback import RollbackJournal
+from ...rollback import RollbackJournal
 from .service_state import service_state
 
 if TYPE_CHECKING:
-    from ..host import MultihostHost
-    from ..modules import ModuleResult
+    from ...host import MultihostHost
+    from ...modules import ModuleResult
 
 __all__ = ["SNAPSHOT_DIR", "JournalRecorder", "short_name"]
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .inverses import SNAPSHOT_DIR
 
 if TYPE_CHECKING:
-    from ..host import MultihostHost
+    from ...host import MultihostHost
 
 __all__ = ["DEFAULT_EXCLUDE", "DEFAULT_PATHS", "differences", "fingerprint", "verify_paths"]
 

@@ -6,7 +6,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..host import MultihostHost
+    from ...host import MultihostHost
 
 __all__ = ["service_state"]
 
