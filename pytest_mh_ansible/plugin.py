@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from . import hookspecs
-from ._private import crash_check, reporting
 from ._private.ansible.executor_choice import EXECUTORS
+from ._private.reporting import crash_check, reporting
 from ._private.secrets import secrets
 from ._private.session.session import MultihostSession, SessionOptions
 from .errors import InventoryError, LabError, MultihostError, TeardownExceptionGroup, TopologyMarkError

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mh_ansible._private import artifacts
+from pytest_mh_ansible._private.reporting import artifacts
 
 
 def _archive(tmp_path: Path) -> Path:

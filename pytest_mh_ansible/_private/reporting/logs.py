@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 from typing import IO, final
 
-from .secrets import secrets
+from ..secrets import secrets
 
 __all__ = ["LOGGER", "LogTap"]
 

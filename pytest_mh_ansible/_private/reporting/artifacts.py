@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..host import MultihostHost
+    from ...host import MultihostHost
 
 __all__ = ["PHASES", "artifact_patterns", "fetch_artifacts", "test_directory", "utility_patterns"]
 
@@ -49,7 +49,7 @@ def artifact_patterns(source: object, phase: str) -> list[str]:
 
 def utility_patterns(owner: object, phase: str) -> list[str]:
     """The artifacts of the utilities ``owner`` (a host or role) holds as attributes, created ones only."""
-    from ..utility import MultihostUtility
+    from ...utility import MultihostUtility
 
     found: list[str] = []
     for value in list(vars(owner).values()):

@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any, final
 
 import pytest
 
-from ..errors import HostUnreachableError
+from ...errors import HostUnreachableError
+from ..session.reachability import DeadHosts
+from ..session.signals import Interrupts, TestTimer
 from .artifacts import artifact_patterns, fetch_artifacts, test_directory, utility_patterns
 from .logs import LogTap
-from .session.reachability import DeadHosts
-from .session.signals import Interrupts, TestTimer
 
 if TYPE_CHECKING:
-    from ..host import MultihostHost
-    from ..marks import TopologyMark
-    from .session.session import ActiveTopology, MultihostSession
+    from ...host import MultihostHost
+    from ...marks import TopologyMark
+    from ..session.session import ActiveTopology, MultihostSession
 
 __all__ = ["addoption", "configure", "register_markers"]
 
@@ -133,7 +133,7 @@ def register_markers(config: pytest.Config) -> None:
 
 def configure(config: pytest.Config) -> None:
     """Register the reporting hooks when a session exists (called from ``plugin.pytest_configure``)."""
-    from ..plugin import SESSION_KEY
+    from ...plugin import SESSION_KEY
 
     session = config.stash.get(SESSION_KEY, None)
     if session is None or config.pluginmanager.has_plugin(PLUGIN_NAME):
@@ -323,7 +323,7 @@ class ReportingPlugin:
         return lines
 
     def _topology_lines(self, items: Sequence[pytest.Item]) -> list[str]:
-        from ..plugin import MARK_KEY
+        from ...plugin import MARK_KEY
 
         marks: dict[str, TopologyMark] = {}
         for item in items:
@@ -375,7 +375,7 @@ class ReportingPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        from ..plugin import MARK_KEY
+        from ...plugin import MARK_KEY
 
         mark = item.stash.get(MARK_KEY, None)
         self.tap.mark(f"setup {item.nodeid}")
@@ -419,7 +419,7 @@ class ReportingPlugin:
             self.timer.cancel()
 
     def _timeout(self, item: pytest.Item) -> float | None:
-        from ..plugin import MARK_KEY
+        from ...plugin import MARK_KEY
 
         marker = item.get_closest_marker("mh_timeout")
         if marker is not None:
@@ -439,7 +439,7 @@ class ReportingPlugin:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
         outcome = yield
         report: pytest.TestReport = outcome.get_result()
-        from ..plugin import MARK_KEY
+        from ...plugin import MARK_KEY
 
         if call.excinfo is not None:
             self._mark_unreachable(call.excinfo.value)
@@ -473,7 +473,7 @@ class ReportingPlugin:
             self._mark_unreachable(err.__cause__, depth + 1)
 
     def _collect_test(self, item: pytest.Item, destination: Path) -> None:
-        from ..plugin import FIXTURE_KEY, MARK_KEY
+        from ...plugin import FIXTURE_KEY, MARK_KEY
 
         fixture = item.stash.get(FIXTURE_KEY, None)
         if fixture is not None:

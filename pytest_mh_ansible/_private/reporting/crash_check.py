@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ..errors import MultihostError
+from ...errors import MultihostError
 
 __all__ = ["CrashCheck", "addini", "register"]
 
@@ -43,7 +43,7 @@ class CrashCheck:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        from ..utils.logs import mark_test_start
+        from ...utils.logs import mark_test_start
 
         mark_test_start()
 
@@ -65,7 +65,7 @@ class CrashCheck:
         return report
 
     def _findings(self, item: pytest.Item) -> list[str]:
-        from ..plugin import FIXTURE_KEY
+        from ...plugin import FIXTURE_KEY
 
         fixture = item.stash.get(FIXTURE_KEY, None)
         if fixture is None:
