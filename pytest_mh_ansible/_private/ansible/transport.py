@@ -46,6 +46,21 @@ def _init_ansible() -> None:
     with _init_lock:
         if not AnsibleCollectionConfig.collection_finder:
             init_plugin_loader()
+        _find_ansible_programs()
+
+
+def _find_ansible_programs() -> None:
+    """Let programs that Ansible starts by name find this interpreter's ``ansible`` (ssh's askpass helper).
+
+    The ssh plugin logs in with a password through ``SSH_ASKPASS=ansible``, looked up on PATH
+    unless ``ansible`` sits beside ``sys.argv[0]`` (true for ``ansible-playbook``, not for
+    ``python -m pytest`` or a virtualenv that is not activated). This interpreter's bin directory
+    is appended to PATH, so it is only used for what PATH does not have.
+    """
+    bindir = os.path.dirname(sys.executable)
+    path = os.environ.get("PATH", "")
+    if os.path.isfile(os.path.join(bindir, "ansible")) and bindir not in path.split(os.pathsep):
+        os.environ["PATH"] = f"{path}{os.pathsep}{bindir}" if path else bindir
 
 
 @contextlib.contextmanager
