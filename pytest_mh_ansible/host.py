@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, final
 
 if TYPE_CHECKING:
     from ._private.ansible.playbooks import PlaybookRunner
@@ -24,6 +25,23 @@ if TYPE_CHECKING:
     from .utils.users import Users
 
 __all__ = ["MultihostHost"]
+
+
+@final
+@dataclass(frozen=True)
+class HostServices:
+    """What a session gives each of its hosts (see :meth:`MultihostHost._mh_attach`).
+
+    :ivar connection: Makes the host's connection on first use (the session guards it against dead hosts).
+    :ivar modules: The host's Ansible modules (``host.ansible``), reporting changes to the journal.
+    :ivar journal: The session's rollback journal.
+    :ivar playbooks: Runs playbooks with the session's inventory.
+    """
+
+    connection: Callable[[], Connection]
+    modules: HostModules
+    journal: RollbackJournal
+    playbooks: PlaybookRunner
 
 
 class MultihostHost:
@@ -62,17 +80,28 @@ class MultihostHost:
         self.os_family: str = str(variables.get("mh_os_family") or "linux").lower()
         self.artifacts: Any = variables.get("mh_artifacts") or []
         self._conn: Connection | None = None
+        self._mh_services: HostServices | None = None
         self._mh_playbooks: PlaybookRunner | None = None
         self._mh_modules: HostModules | None = None
         self._mh_journal: RollbackJournal | None = None
+
+    def _mh_attach(self, services: HostServices) -> None:
+        """Called once by the session that made the host: its connection, modules, journal and playbooks."""
+        self._mh_services = services
+        self._mh_playbooks = services.playbooks
+        self._mh_modules = services.modules
+        self._mh_journal = services.journal
 
     @property
     def conn(self) -> Connection:
         """The host's connection (Ansible connection plugin, opened on first use, kept for the session)."""
         if self._conn is None:
-            from .conn import Connection
+            if self._mh_services is not None:
+                self._conn = self._mh_services.connection()
+            else:
+                from .conn import Connection
 
-            self._conn = Connection(self.name, self.vars)
+                self._conn = Connection(self.name, self.vars)
         return self._conn
 
     @property

@@ -18,22 +18,18 @@ import pytest
 
 from . import hookspecs
 from ._private.ansible.executor_choice import EXECUTORS
-from ._private.reporting import crash_check, reporting
+from ._private.reporting import crash_check, drift_check, reporting
 from ._private.secrets import secrets
 from ._private.session.session import MultihostSession, SessionOptions
+from ._private.stash import FIXTURE_KEY, FIXTURES_KEY, LAB_KEY, MARK_KEY, NO_INVENTORY_KEY, SESSION_KEY
 from .errors import InventoryError, LabError, MultihostError, TeardownExceptionGroup, TopologyMarkError
+from .host import MultihostHost
 from .marks import TopologyMark, expand_topology_marks
 from .multihost import MultihostFixture
 from .rollback import RollbackJournal
 from .topology import Topology
 
 PARAM = "mh_topology_mark"
-SESSION_KEY = pytest.StashKey[MultihostSession]()
-NO_INVENTORY_KEY = pytest.StashKey[str]()
-MARK_KEY = pytest.StashKey[TopologyMark]()
-FIXTURE_KEY = pytest.StashKey[MultihostFixture]()
-FIXTURES_KEY = pytest.StashKey[set[str]]()
-LAB_KEY = pytest.StashKey[Any]()
 
 NO_INVENTORY = (
     "no Ansible inventory given: use -i/--mh-inventory PATH, the ini option mh_inventory or ANSIBLE_INVENTORY"
@@ -239,13 +235,36 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     try:
         session = MultihostSession(
-            options, inventory, lambda registry: config.hook.pytest_mh_register(registry=registry)
+            options,
+            inventory,
+            lambda registry: config.hook.pytest_mh_register(registry=registry),
+            events=_HookEvents(config.hook),
         )
     except MultihostError as err:  # a bad mh_* host variable
         raise pytest.UsageError(f"pytest-mh-ansible: {err}") from None
     config.stash[SESSION_KEY] = session
     reporting.configure(config)
     crash_check.register(config)
+    drift_check.register(config)
+
+
+class _HookEvents:
+    """Relays the session's events to the ``pytest_mh_*`` hooks (see hookspecs.py), for every plugin to hear."""
+
+    def __init__(self, hook: Any) -> None:
+        self._hook = hook
+
+    def host_setup(self, host: MultihostHost, error: BaseException | None) -> None:
+        self._hook.pytest_mh_host_setup(host=host, error=error)
+
+    def topology_setup(self, mark: TopologyMark, hosts: list[MultihostHost], error: BaseException | None) -> None:
+        self._hook.pytest_mh_topology_setup(mark=mark, hosts=hosts, error=error)
+
+    def topology_teardown(self, mark: TopologyMark, hosts: list[MultihostHost], error: BaseException | None) -> None:
+        self._hook.pytest_mh_topology_teardown(mark=mark, hosts=hosts, error=error)
+
+    def session_teardown(self, hosts: list[MultihostHost], errors: list[Exception]) -> None:
+        self._hook.pytest_mh_session_teardown(hosts=hosts, errors=errors)
 
 
 def _playbook_dirs(config: pytest.Config) -> list[str]:
@@ -407,7 +426,8 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
     _check_require(item, fixture)
     journal = mh_session.journal
     start = len(journal.history)
-    before = _fingerprints(request.config, fixture) if request.config.getoption("mh_verify_rollback") else None
+    hosts = list(dict.fromkeys(fixture.hosts))
+    request.config.hook.pytest_mh_test_setup(item=item, hosts=hosts)
     journal.open("test")
     try:
         fixture._setup()
@@ -417,37 +437,7 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
         raise
     yield fixture
     _finish_test(item, fixture, journal, start)
-    if before is not None:
-        _verify_rollback(request.config, fixture, before)
-
-
-def _fingerprints(config: pytest.Config, fixture: MultihostFixture) -> dict[str, tuple[list[str], dict[str, Any]]]:
-    from ._private.rollback.drift import DEFAULT_EXCLUDE, fingerprint, verify_paths
-
-    exclude = [*DEFAULT_EXCLUDE, *config.getini("mh_verify_exclude")]
-    result: dict[str, tuple[list[str], dict[str, Any]]] = {}
-    for host in dict.fromkeys(fixture.hosts):
-        paths = verify_paths(host, config.getini("mh_verify_paths"))
-        result[host.name] = (paths, fingerprint(host, paths, exclude))
-    return result
-
-
-def _verify_rollback(
-    config: pytest.Config, fixture: MultihostFixture, before: dict[str, tuple[list[str], dict[str, Any]]]
-) -> None:
-    """Fail the teardown when a host differs from its state before the test (drift)."""
-    from ._private.rollback.drift import DEFAULT_EXCLUDE, differences, fingerprint
-
-    exclude = [*DEFAULT_EXCLUDE, *config.getini("mh_verify_exclude")]
-    drift: list[str] = []
-    for host in dict.fromkeys(fixture.hosts):
-        paths, old = before[host.name]
-        for line in differences(old, fingerprint(host, paths, exclude)):
-            drift.append(f"{host.name}: {line}")
-    if drift:
-        raise MultihostError(
-            "the hosts differ from their state before the test (drift not rolled back):\n  " + "\n  ".join(drift)
-        )
+    request.config.hook.pytest_mh_test_teardown(item=item, hosts=hosts)
 
 
 def _finish_test(

@@ -31,7 +31,6 @@ class Registry:
         self._roles: dict[str, type[MultihostRole[Any]]] = {}
         self._hosts: dict[str, type[MultihostHost]] = {}
         self.mark_class: type[TopologyMark] = TopologyMark
-        self.origin: dict[str, str] = {}
 
     def role(self, name: str, role_class: type[MultihostRole[Any]], *, host: type[MultihostHost] | None = None) -> None:
         """Use ``role_class`` for role ``name`` (and ``host`` for hosts in that role)."""

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..host import MultihostHost
 from ..utility import MultihostUtility
+
+if TYPE_CHECKING:
+    from ..host import MultihostHost  # noqa: F401 - in the base class as a string: host.py imports utils
 
 __all__ = ["ConfigFiles"]
 
 
-class ConfigFiles(MultihostUtility[MultihostHost]):
+class ConfigFiles(MultihostUtility["MultihostHost"]):
     """Edit configuration files in place (ini options, lines, marked blocks); each file is restored after the test.
 
     Example::

@@ -5,10 +5,13 @@ from __future__ import annotations
 import posixpath
 import shlex
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..host import MultihostHost
 from ..utility import MultihostUtility
 from .logs import test_start
+
+if TYPE_CHECKING:
+    from ..host import MultihostHost
 
 __all__ = ["Crash", "Crashes", "core_locations"]
 
@@ -48,7 +51,7 @@ def core_locations(pattern: str) -> tuple[str, list[str], str]:
     return "files", dirs, glob
 
 
-class Crashes(MultihostUtility[MultihostHost]):
+class Crashes(MultihostUtility["MultihostHost"]):
     """Core dumps and SELinux/AppArmor denials on the host since the test started.
 
     The plugin calls :meth:`check` after each test on the test's hosts and, by the ini option

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import MultihostError
-from ..host import MultihostHost
 from ..utility import MultihostUtility
 
 if TYPE_CHECKING:
     from ..conn import ProcessResult
+    from ..host import MultihostHost
     from ..role import MultihostRole
 
 __all__ = ["Firewall"]
@@ -27,7 +27,7 @@ def resolve_addresses(host: MultihostHost, target: MultihostHost | MultihostRole
     answer is the address that traffic from ``host`` really goes to.
     """
     other = getattr(target, "host", target)
-    name = other.hostname if isinstance(other, MultihostHost) else str(other)
+    name = str(getattr(other, "hostname", other))
     try:
         return [str(ipaddress.ip_address(name))]
     except ValueError:
@@ -76,7 +76,7 @@ class _Direction:
         self._fw._add_port(self._chain, port, proto, "drop")
 
 
-class Firewall(MultihostUtility[MultihostHost]):
+class Firewall(MultihostUtility["MultihostHost"]):
     """Block traffic to and from hosts or ports; every rule is removed at the end of the scope (the test).
 
     Rules live in a table of our own (nftables: ``table inet mh_firewall``; iptables: chains

@@ -5,19 +5,21 @@ from __future__ import annotations
 import itertools
 import shlex
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._private.rollback.inverses import SNAPSHOT_DIR
 from ..errors import MultihostError
-from ..host import MultihostHost
 from ..utility import MultihostUtility
+
+if TYPE_CHECKING:
+    from ..host import MultihostHost
 
 __all__ = ["FileSystem"]
 
 _backups = itertools.count(1)
 
 
-class FileSystem(MultihostUtility[MultihostHost]):
+class FileSystem(MultihostUtility["MultihostHost"]):
     """Files and directories through Ansible modules; every change is undone at the end of its scope.
 
     Changes go through ``host.ansible`` (copy, file), so the rollback journal snapshots each path

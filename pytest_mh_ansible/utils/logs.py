@@ -6,10 +6,13 @@ import shlex
 import time
 import weakref
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import MultihostError
-from ..host import MultihostHost
 from ..utility import MultihostUtility
+
+if TYPE_CHECKING:
+    from ..host import MultihostHost
 
 __all__ = ["Logs", "mark_test_start", "test_start"]
 
@@ -30,7 +33,7 @@ def test_start() -> float:
     return _test_start if _test_start is not None else time.time()
 
 
-class Logs(MultihostUtility[MultihostHost]):
+class Logs(MultihostUtility["MultihostHost"]):
     """Read the journal or log files since the test started, and fetch logs to the controller.
 
     "Since the test started" means before the test's setup (its fixtures included): the plugin marks

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
-from ..host import MultihostHost
 from ..utility import MultihostUtility
+
+if TYPE_CHECKING:
+    from ..host import MultihostHost
 
 __all__ = ["Packages"]
 
 
-class Packages(MultihostUtility[MultihostHost]):
+class Packages(MultihostUtility["MultihostHost"]):
     """Packages through ``ansible.builtin.apt`` (dpkg hosts, no cache update) or ``ansible.builtin.package``.
 
     Installed packages are removed after the test (purged on dpkg hosts), removed ones reinstalled.

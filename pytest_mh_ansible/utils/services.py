@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._private.rollback.service_state import service_state
-from ..host import MultihostHost
 from ..utility import MultihostUtility
+
+if TYPE_CHECKING:
+    from ..host import MultihostHost  # noqa: F401 - in the base class as a string: host.py imports utils
 
 __all__ = ["Services"]
 
 
-class Services(MultihostUtility[MultihostHost]):
+class Services(MultihostUtility["MultihostHost"]):
     """Services through ``ansible.builtin.service`` (systemd and sysv); the old state is back after the test.
 
     The journal records whether each service was running and enabled before its first change in

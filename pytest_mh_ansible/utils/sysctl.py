@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
 from ..errors import MultihostError
-from ..host import MultihostHost
 from ..utility import MultihostUtility
+
+if TYPE_CHECKING:
+    from ..host import MultihostHost  # noqa: F401 - in the base class as a string: host.py imports utils
 
 __all__ = ["Sysctl"]
 
 
-class Sysctl(MultihostUtility[MultihostHost]):
+class Sysctl(MultihostUtility["MultihostHost"]):
     """Kernel parameters, set at run time (``/proc/sys``, never persisted); the old value is back after the test.
 
     The value is written with ``sysctl -w`` and the old value recorded in the journal. On lab hosts

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MultihostError
-from ..host import MultihostHost
 from ..utility import MultihostUtility
 from .firewall import resolve_addresses
 
 if TYPE_CHECKING:
+    from ..host import MultihostHost
     from ..role import MultihostRole
 
 __all__ = ["TrafficControl"]
@@ -38,7 +38,7 @@ class _Device:
     shapes: dict[str, _Shape] = field(default_factory=dict)  # key: the target's first address
 
 
-class TrafficControl(MultihostUtility[MultihostHost]):
+class TrafficControl(MultihostUtility["MultihostHost"]):
     """Delay, loss and rate limits on traffic from this host towards another; removed after the test.
 
     On the interface that routes to the target, an ``htb`` root qdisc (``handle 1:``, unmatched

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._private.secrets import secrets
 from ..errors import MultihostError
-from ..host import MultihostHost
 from ..utility import MultihostUtility
+
+if TYPE_CHECKING:
+    from ..host import MultihostHost  # noqa: F401 - in the base class as a string: host.py imports utils
 
 __all__ = ["Users"]
 
@@ -19,7 +21,7 @@ _HASH = (
 )
 
 
-class Users(MultihostUtility[MultihostHost]):
+class Users(MultihostUtility["MultihostHost"]):
     """Local users and groups through ``ansible.builtin.user``/``group``; undone after the test.
 
     Created users and groups are removed (users with their home), modified ones get their old

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from ...errors import MultihostError
+from ..stash import FIXTURE_KEY
 
 __all__ = ["CrashCheck", "addini", "register"]
 
@@ -65,8 +66,6 @@ class CrashCheck:
         return report
 
     def _findings(self, item: pytest.Item) -> list[str]:
-        from ...plugin import FIXTURE_KEY
-
         fixture = item.stash.get(FIXTURE_KEY, None)
         if fixture is None:
             return []

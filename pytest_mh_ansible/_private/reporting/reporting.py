@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any, final
 import pytest
 
 from ...errors import HostUnreachableError
-from ..session.reachability import DeadHosts
 from ..session.signals import Interrupts, TestTimer
+from ..stash import FIXTURE_KEY, MARK_KEY, SESSION_KEY
 from .artifacts import artifact_patterns, fetch_artifacts, test_directory, utility_patterns
 from .logs import LogTap
 
 if TYPE_CHECKING:
     from ...host import MultihostHost
     from ...marks import TopologyMark
-    from ..session.session import ActiveTopology, MultihostSession
+    from ..session.session import MultihostSession
 
 __all__ = ["addoption", "configure", "register_markers"]
 
@@ -133,8 +133,6 @@ def register_markers(config: pytest.Config) -> None:
 
 def configure(config: pytest.Config) -> None:
     """Register the reporting hooks when a session exists (called from ``plugin.pytest_configure``)."""
-    from ...plugin import SESSION_KEY
-
     session = config.stash.get(SESSION_KEY, None)
     if session is None or config.pluginmanager.has_plugin(PLUGIN_NAME):
         return
@@ -180,89 +178,43 @@ class ReportingPlugin:
             if worker:  # one file per xdist worker: lines of parallel tests would interleave
                 combined = combined.with_name(f"{combined.stem}-{worker}{combined.suffix}")
         self.tap = LogTap(combined)
-        self.dead = DeadHosts()
+        self.dead = session.dead
         self.interrupts = Interrupts(self._say)
         self.timer = TestTimer()
         self._failed: dict[str, bool] = {}
         self._skipped: set[str] = set()
         self._collected: set[str] = set()
-        self._seen_hosts: set[str] = set()
         self._host_tests: set[str] = set()
         self._topologies: dict[str, TopologyMark] = {}
-        self._wrap_session()
 
-    # -- session wrapping (the only way in without changing session.py) ------------------------------
-    def _wrap_session(self) -> None:
-        session = self.session
-        original_host = session.host
-        original_enter = session.enter
-        original_leave = session.leave
-        original_shutdown = session.shutdown
+    # -- session events (pytest_mh_* hooks, announced by the session) ------------------------------
+    def pytest_mh_host_setup(self, host: MultihostHost, error: BaseException | None) -> None:
+        """Fetch the host's ``session_setup`` artifacts, as asked (not from a host that could not be reached)."""
+        if not isinstance(error, HostUnreachableError) and self._wanted(error is not None):
+            self._fetch(host, "session_setup", self.root / "session" / host.name)
 
-        def host(name: str) -> MultihostHost:
-            obj = original_host(name)
-            self.dead.guard(obj)
-            return obj
+    def pytest_mh_topology_setup(
+        self, mark: TopologyMark, hosts: list[MultihostHost], error: BaseException | None
+    ) -> None:
+        if not isinstance(error, HostUnreachableError):
+            self._collect_scope("topology_setup", mark, hosts, error is not None)
 
-        def enter(mark: TopologyMark) -> ActiveTopology:
-            previous = session.active
-            active = original_enter(mark)
-            if active is not previous:
-                self._entered(active)
-            return active
+    def pytest_mh_topology_teardown(
+        self, mark: TopologyMark, hosts: list[MultihostHost], error: BaseException | None
+    ) -> None:
+        self._collect_scope("topology_teardown", mark, hosts, error is not None)
 
-        def leave() -> None:
-            active = session.active
-            failed = True
-            try:
-                original_leave()
-                failed = False
-            finally:
-                if active is not None and active.set_up:
-                    self._collect_scope("topology_teardown", active, failed)
+    def pytest_mh_session_teardown(self, hosts: list[MultihostHost], errors: list[Exception]) -> None:
+        if self._wanted(bool(errors)):
+            for host in hosts:
+                self._fetch(host, "session_teardown", self.root / "session" / host.name)
 
-        def shutdown() -> list[Exception]:
-            states: dict[str, Any] = getattr(session, "_host_state", {})
-            hosts = [name for name, err in states.items() if err is None]
-            errors = original_shutdown()
-            if self._wanted(bool(errors)) and hosts:
-                for name in hosts:
-                    self._fetch(session.host(name), "session_teardown", self.root / "session" / name)
-                for name in hosts:
-                    with contextlib.suppress(Exception):
-                        session.host(name)._mh_close()
-            return errors
-
-        setattr(session, "host", host)  # noqa: B010 - instance attributes shadow the methods
-        setattr(session, "enter", enter)  # noqa: B010
-        setattr(session, "leave", leave)  # noqa: B010
-        setattr(session, "shutdown", shutdown)  # noqa: B010
-
-    def _entered(self, active: ActiveTopology) -> None:
-        """A topology was set up (or failed to): fetch session-setup and topology-setup artifacts as asked."""
-        states: dict[str, Any] = getattr(self.session, "_host_state", {})
-        for name in active.assignment.hosts:
-            if name in self._seen_hosts or name not in states:
-                continue
-            self._seen_hosts.add(name)
-            err = states[name]
-            if isinstance(err, HostUnreachableError):
-                continue
-            if self._wanted(err is not None):
-                self._fetch(self.session.host(name), "session_setup", self.root / "session" / name)
-        if active.set_up or not isinstance(active.error, HostUnreachableError):
-            self._collect_scope("topology_setup", active, active.error is not None)
-
-    def _collect_scope(self, phase: str, active: ActiveTopology, failed: bool) -> None:
+    def _collect_scope(self, phase: str, mark: TopologyMark, hosts: list[MultihostHost], failed: bool) -> None:
         if not self._wanted(failed):
             return
-        states: dict[str, Any] = getattr(self.session, "_host_state", {})
-        for name in active.assignment.hosts:
-            if states.get(name, False) is not None:  # never set up, or its setup failed
-                continue
-            host = self.session.host(name)
-            extra = artifact_patterns(active.mark.controller, phase)
-            self._fetch(host, phase, self.root / "topologies" / active.mark.name / name, extra)
+        extra = artifact_patterns(mark.controller, phase)
+        for host in hosts:
+            self._fetch(host, phase, self.root / "topologies" / mark.name / host.name, extra)
 
     def _wanted(self, failed: bool) -> bool:
         return self.mode == "always" or (self.mode == "on-failure" and failed)
@@ -323,8 +275,6 @@ class ReportingPlugin:
         return lines
 
     def _topology_lines(self, items: Sequence[pytest.Item]) -> list[str]:
-        from ...plugin import MARK_KEY
-
         marks: dict[str, TopologyMark] = {}
         for item in items:
             mark = item.stash.get(MARK_KEY, None)
@@ -375,8 +325,6 @@ class ReportingPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        from ...plugin import MARK_KEY
-
         mark = item.stash.get(MARK_KEY, None)
         self.tap.mark(f"setup {item.nodeid}")
         if mark is None:
@@ -419,8 +367,6 @@ class ReportingPlugin:
             self.timer.cancel()
 
     def _timeout(self, item: pytest.Item) -> float | None:
-        from ...plugin import MARK_KEY
-
         marker = item.get_closest_marker("mh_timeout")
         if marker is not None:
             value: Any = marker.args[0] if marker.args else marker.kwargs.get("seconds")
@@ -439,8 +385,6 @@ class ReportingPlugin:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
         outcome = yield
         report: pytest.TestReport = outcome.get_result()
-        from ...plugin import MARK_KEY
-
         if call.excinfo is not None:
             self._mark_unreachable(call.excinfo.value)
 
@@ -473,8 +417,6 @@ class ReportingPlugin:
             self._mark_unreachable(err.__cause__, depth + 1)
 
     def _collect_test(self, item: pytest.Item, destination: Path) -> None:
-        from ...plugin import FIXTURE_KEY, MARK_KEY
-
         fixture = item.stash.get(FIXTURE_KEY, None)
         if fixture is not None:
             for role in fixture.roles:
@@ -486,7 +428,7 @@ class ReportingPlugin:
             return
         for (_, role_name), names in resolved.slots.items():
             for name in names:
-                if getattr(self.session, "_host_state", {}).get(name, False) is None:
+                if self.session.is_set_up(name):
                     self._fetch(self.session.host(name), "test", destination / role_name / name)
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:

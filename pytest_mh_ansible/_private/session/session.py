@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ...errors import HostUnreachableError, MultihostError
-from ...host import MultihostHost
+from ...conn import Connection
+from ...errors import HostUnreachableError, MultihostError, TeardownExceptionGroup
+from ...host import HostServices, MultihostHost
 from ...modules import HostModules
 from ...multihost import MultihostFixture
 from ...registry import Registry
@@ -19,13 +20,14 @@ from ..rollback.inverses import JournalRecorder
 from ..teardown import run_all
 from .assignment import Assignment, HostInfo, assign
 from .locks import HostLocks
+from .reachability import DeadHosts, GuardedTransport
 
 if TYPE_CHECKING:
     from ...marks import TopologyMark
     from ..ansible.inventory import Inventory, InventoryHost
     from ..ansible.warm import WarmExecutor
 
-__all__ = ["ActiveTopology", "MultihostSession", "SessionOptions"]
+__all__ = ["ActiveTopology", "MultihostSession", "NoEvents", "SessionEvents", "SessionOptions"]
 
 log = logging.getLogger("pytest_mh_ansible")
 
@@ -38,10 +40,44 @@ class SessionOptions:
     default_domain: str = "default"
     role_groups: dict[str, str] = field(default_factory=dict)  # inventory group -> role
     unreachable: str = "error"  # or "skip"
-    lock_dir: str | None = None
     vault_password_files: tuple[str, ...] = ()
     playbook_dirs: tuple[str, ...] = ()
     executor: ExecutorName = "warm"  # how modules run (a host's mh_executor variable wins)
+
+
+class SessionEvents(Protocol):
+    """What the session announces about hosts and topologies (the plugin relays it to the ``pytest_mh_*`` hooks).
+
+    Each method is called after the step it names; an exception from it counts as a failure of that step.
+    """
+
+    def host_setup(self, host: MultihostHost, error: BaseException | None) -> None:
+        """A host's session setup ran (``error``: why it failed, or None)."""
+
+    def topology_setup(self, mark: TopologyMark, hosts: list[MultihostHost], error: BaseException | None) -> None:
+        """A topology was set up before its first test (``hosts``: those whose session setup succeeded)."""
+
+    def topology_teardown(self, mark: TopologyMark, hosts: list[MultihostHost], error: BaseException | None) -> None:
+        """A topology that was set up was torn down."""
+
+    def session_teardown(self, hosts: list[MultihostHost], errors: list[Exception]) -> None:
+        """The set-up hosts were torn down at the end of the session; their connections are still open."""
+
+
+class NoEvents:
+    """A :class:`SessionEvents` that listens to nothing (a session outside pytest, in unit tests)."""
+
+    def host_setup(self, host: MultihostHost, error: BaseException | None) -> None:
+        pass
+
+    def topology_setup(self, mark: TopologyMark, hosts: list[MultihostHost], error: BaseException | None) -> None:
+        pass
+
+    def topology_teardown(self, mark: TopologyMark, hosts: list[MultihostHost], error: BaseException | None) -> None:
+        pass
+
+    def session_teardown(self, hosts: list[MultihostHost], errors: list[Exception]) -> None:
+        pass
 
 
 @dataclass
@@ -66,10 +102,17 @@ class MultihostSession:
     """
 
     def __init__(
-        self, options: SessionOptions, inventory: Inventory, registry_hook: Callable[[Registry], None]
+        self,
+        options: SessionOptions,
+        inventory: Inventory,
+        registry_hook: Callable[[Registry], None],
+        events: SessionEvents | None = None,
     ) -> None:
         self.options = options
         self.inventory = inventory
+        self.events: SessionEvents = events if events is not None else NoEvents()
+        self.dead = DeadHosts()
+        """Hosts that stopped answering: their commands fail at once for the rest of the session."""
         self._registry_hook = registry_hook
         self._registry: Registry | None = None
         self.host_infos: list[HostInfo] = [self._host_info(host) for host in inventory.hosts]
@@ -78,7 +121,7 @@ class MultihostSession:
         self._hosts: dict[str, MultihostHost] = {}
         self._host_state: dict[str, BaseException | None] = {}
         self.active: ActiveTopology | None = None
-        self.locks = HostLocks(options.lock_dir)
+        self.locks = HostLocks()
         self.journal = RollbackJournal()
         self.journal.open("session")
         self._recorder = JournalRecorder(self.journal)
@@ -143,11 +186,30 @@ class MultihostSession:
             info = self._infos[name]
             cls = self.registry.host_class(info.roles)
             host = cls(name, roles=info.roles, domain=info.domain, variables=self.inventory.host(name).variables)
-            host._mh_playbooks = self.playbooks
-            host._mh_modules = HostModules(host, _LazyExecutor(self), recorder=self._recorder)
-            host._mh_journal = self.journal
+            host._mh_attach(
+                HostServices(
+                    connection=lambda: self._connection(host),
+                    modules=HostModules(host, _LazyExecutor(self), recorder=self._recorder),
+                    journal=self.journal,
+                    playbooks=self.playbooks,
+                )
+            )
             self._hosts[name] = host
         return host
+
+    def _connection(self, host: MultihostHost) -> Connection:
+        """A host's connection, failing at once once the host is known to be dead (see :class:`DeadHosts`)."""
+        from ..ansible.transport import AnsibleTransport
+
+        transport = GuardedTransport(host.name, AnsibleTransport(host.name, host.vars), self.dead)
+        return Connection(host.name, host.vars, transport=transport)
+
+    def is_set_up(self, name: str) -> bool:
+        """Whether host ``name``'s session setup ran and succeeded."""
+        return name in self._host_state and self._host_state[name] is None
+
+    def _set_up_hosts(self, names: Iterable[str]) -> list[MultihostHost]:
+        return [self._hosts[name] for name in names if self.is_set_up(name)]
 
     # -- life cycle ----------------------------------------------------------------------------
     def enter(self, mark: TopologyMark) -> ActiveTopology:
@@ -186,6 +248,11 @@ class MultihostSession:
         except Exception as err:
             log.error("topology %r: setup failed: %s", mark.name, err)
             active.error = err
+        try:
+            self.events.topology_setup(mark, self._set_up_hosts(assignment.hosts), active.error)
+        except Exception as err:
+            if active.error is None:
+                active.error = err
         return active
 
     def check(self, active: ActiveTopology) -> None:
@@ -211,13 +278,16 @@ class MultihostSession:
             host.pytest_setup()
         except HostUnreachableError as err:
             self._host_state[name] = err
+            self.events.host_setup(host, err)
             raise
         except Exception as err:
             wrapped = MultihostError(f"host {name!r}: pytest_setup failed: {type(err).__name__}: {err}")
             wrapped.__cause__ = err
             self._host_state[name] = wrapped
+            self.events.host_setup(host, wrapped)
             raise wrapped from err
         self._host_state[name] = None
+        self.events.host_setup(host, None)
 
     def leave(self) -> None:
         """Tear the active topology down (if it was set up) and release its hosts."""
@@ -231,7 +301,15 @@ class MultihostSession:
                 hosts = active.controller_hosts
                 steps.append((controller, lambda: controller.topology_teardown(**hosts)))
             steps.append((self.journal, lambda: self.journal.close("topology")))
-            run_all(f"topology {active.mark.name!r}", steps)
+            error: TeardownExceptionGroup | None = None
+            try:
+                run_all(f"topology {active.mark.name!r}", steps)
+            except TeardownExceptionGroup as group:
+                error = group
+            if active.set_up:
+                self.events.topology_teardown(active.mark, self._set_up_hosts(active.assignment.hosts), error)
+            if error is not None:
+                raise error
         finally:
             self.locks.release(self._lock_key(name) for name in active.assignment.hosts)
 
@@ -248,11 +326,15 @@ class MultihostSession:
             self.leave()
         except Exception as err:
             errors.append(err)
-        hosts = [self._hosts[name] for name, err in self._host_state.items() if err is None]
+        hosts = self._set_up_hosts(list(self._host_state))
         try:
             self.locks.acquire(self._lock_key(host.name) for host in hosts)
             errors.extend(run_all("session teardown", [(host, host.pytest_teardown) for host in hosts], reraise=False))
             errors.extend(self.journal.close_all())
+            try:
+                self.events.session_teardown(hosts, list(errors))
+            except Exception as err:
+                errors.append(err)
         finally:
             if self._executor is not None:
                 self._executor.close()

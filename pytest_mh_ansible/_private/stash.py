@@ -1,0 +1,36 @@
+"""The plugin's keys into pytest's stashes, in one place for the plugin and the private parts that read them.
+
+Per-run state lives in ``config.stash`` and per-test state in ``item.stash`` (never in ad hoc
+attributes); reporting and the crash check read what the plugin stored here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from ..marks import TopologyMark
+    from ..multihost import MultihostFixture
+    from .session.session import MultihostSession
+
+__all__ = ["FIXTURES_KEY", "FIXTURE_KEY", "LAB_KEY", "MARK_KEY", "NO_INVENTORY_KEY", "SESSION_KEY"]
+
+SESSION_KEY: pytest.StashKey[MultihostSession] = pytest.StashKey()
+"""``config.stash``: the session, when an inventory was given."""
+
+NO_INVENTORY_KEY: pytest.StashKey[str] = pytest.StashKey()
+"""``config.stash``: why topology tests are skipped (no inventory)."""
+
+FIXTURES_KEY: pytest.StashKey[set[str]] = pytest.StashKey()
+"""``config.stash``: the role fixture names registered so far."""
+
+LAB_KEY: pytest.StashKey[Any] = pytest.StashKey()
+"""``config.stash``: the lab brought up by ``--mh-lab`` (the controller tears it down)."""
+
+MARK_KEY: pytest.StashKey[TopologyMark] = pytest.StashKey()
+"""``item.stash``: the topology mark a test runs with."""
+
+FIXTURE_KEY: pytest.StashKey[MultihostFixture] = pytest.StashKey()
+"""``item.stash``: the test's ``mh`` object, once set up."""
