@@ -29,7 +29,7 @@ from .multihost import MultihostFixture
 from .playbook import PlaybookHostStats, PlaybookResult, TaskResult
 from .registry import Registry
 from .role import MultihostRole
-from .rollback import JournalEntry, RollbackJournal
+from .rollback import CallRecord, JournalEntry, RollbackJournal
 from .topology import Topology, TopologyDomain
 from .utility import MultihostUtility
 from .utils import (
@@ -62,6 +62,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "BackupTopologyController",
+    "CallRecord",
     "ChangeRecorder",
     "ConfigFiles",
     "Connection",

@@ -103,6 +103,18 @@ class ChangeRecorder(Protocol):
         """The module call failed or could not be made."""
         ...
 
+    def called(
+        self,
+        host: MultihostHost,
+        module: str,
+        args: Mapping[str, Any],
+        *,
+        become: bool | None,
+        become_user: str | None,
+    ) -> None:
+        """A module call succeeded (undo steps' calls included): its record, for a playbook export."""
+        ...
+
 
 class HostModules:
     """Ansible modules on one host, run in the pytest process: what tests get as ``host.ansible``.
@@ -205,6 +217,7 @@ class HostModules:
         if recording:
             assert self._recorder is not None
             self._recorder.commit(token, result)
+            self._recorder.called(self._host, module, merged, become=become, become_user=become_user)
         return result
 
     def facts(self, refresh: bool = False) -> Mapping[str, Any]:

@@ -18,7 +18,7 @@ import pytest
 
 from . import hookspecs
 from ._private.ansible.executor_choice import EXECUTORS
-from ._private.reporting import crash_check, drift_check, reporting
+from ._private.reporting import crash_check, drift_check, export, reporting
 from ._private.secrets import secrets
 from ._private.session.session import MultihostSession, SessionOptions
 from ._private.stash import FIXTURE_KEY, FIXTURES_KEY, LAB_KEY, MARK_KEY, NO_INVENTORY_KEY, SESSION_KEY
@@ -232,6 +232,7 @@ def pytest_configure(config: pytest.Config) -> None:
         unreachable=unreachable,
         vault_password_files=tuple(vault_files),
         playbook_dirs=tuple(_playbook_dirs(config)),
+        record_calls=export.export_mode(config) != "never",
     )
     try:
         session = MultihostSession(
@@ -246,6 +247,7 @@ def pytest_configure(config: pytest.Config) -> None:
     reporting.configure(config)
     crash_check.register(config)
     drift_check.register(config)
+    export.register(config)
 
 
 class _HookEvents:

@@ -9,10 +9,10 @@ the others: all failures are raised together, each naming the host, the operatio
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Any, Literal, final
 
 from ._private.secrets import secrets
 from .errors import RollbackError, TeardownExceptionGroup
@@ -20,7 +20,7 @@ from .errors import RollbackError, TeardownExceptionGroup
 if TYPE_CHECKING:
     from .host import MultihostHost
 
-__all__ = ["JournalEntry", "RollbackJournal"]
+__all__ = ["CallRecord", "JournalEntry", "RollbackJournal"]
 
 log = logging.getLogger("pytest_mh_ansible.rollback")
 
@@ -38,11 +38,36 @@ class JournalEntry:
     reverted: bool = False
 
 
+@final
+@dataclass(frozen=True)
+class CallRecord:
+    """One call that may have changed a host, as it was made: the data of a playbook export.
+
+    :ivar host: The inventory hostname (several, comma-separated, for a playbook).
+    :ivar kind: ``module`` (``host.ansible.run``), ``command`` (``host.conn.run``) or ``playbook``.
+    :ivar name: The module's name, the command line, or the playbook's path.
+    :ivar args: The module's arguments as given (secrets included: never show them unmasked);
+        for a command, ``stdin`` and ``rc``; for a playbook, ``extra_vars``, ``tags``, ``skip_tags``.
+    :ivar scope: The journal scope that was open (``session``, ``topology`` or ``test``).
+    :ivar reverting: Made by an undo step, while the journal rolled a scope back.
+    """
+
+    host: str
+    kind: Literal["module", "command", "playbook"]
+    name: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    become: bool | None = None
+    become_user: str | None = None
+    scope: str = "session"
+    reverting: bool = False
+
+
 @dataclass
 class _Scope:
     name: str
     entries: list[JournalEntry] = field(default_factory=list)
     keys: dict[str, object] = field(default_factory=dict)  # e.g. paths already snapshotted in this scope
+    first_call: int = 0  # where this scope's calls start in RollbackJournal.calls
 
 
 @final
@@ -54,13 +79,23 @@ class RollbackJournal:
         journal.open("test")
         journal.record(host, "ansible.builtin.copy dest=/etc/app.conf", undo=restore_app_conf)
         journal.close("test")   # runs restore_app_conf(); raises a TeardownExceptionGroup on failures
+
+    :param record_calls: Also keep every call that may change a host (:class:`CallRecord`), for
+        ``--mh-export-playbooks``; the calls of a scope are kept until the scope is closed.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, record_calls: bool = False) -> None:
         self._scopes: list[_Scope] = []
         self._replaying = False
+        self._internal = 0
+        self._undoing: str | None = None  # the scope whose undo steps run
         self.history: list[str] = []
         """What was changed and reverted, one line each, for the test's log."""
+        self.record_calls = record_calls
+        self.calls: list[CallRecord] = []
+        """The calls of the open scopes, oldest first (with ``record_calls``)."""
+        self.closed_calls: list[CallRecord] = []
+        """The calls of the scope closed last, its undo steps' calls included (with ``record_calls``)."""
 
     @property
     def scope(self) -> str | None:
@@ -75,7 +110,7 @@ class RollbackJournal:
         """Start scope ``name`` (session, topology or test) inside the current one."""
         if name not in SCOPES:
             raise ValueError(f"unknown rollback scope {name!r}")
-        self._scopes.append(_Scope(name))
+        self._scopes.append(_Scope(name, first_call=len(self.calls)))
 
     def record(self, host: MultihostHost | str, operation: str, undo: Callable[[], None]) -> None:
         """Remember how to undo ``operation`` on ``host`` in the innermost scope."""
@@ -86,6 +121,35 @@ class RollbackJournal:
         self._scopes[-1].entries.append(JournalEntry(name, masked, undo))
         self.history.append(f"[{name}] changed: {masked}")
         log.info("[%s] changed: %s (undo recorded in %s scope)", name, masked, self._scopes[-1].name)
+
+    @contextmanager
+    def internal(self) -> Iterator[None]:
+        """Commands run inside this block are the journal's own probes, not changes: they are not recorded."""
+        self._internal += 1
+        try:
+            yield
+        finally:
+            self._internal -= 1
+
+    def log_call(
+        self,
+        host: str,
+        kind: Literal["module", "command", "playbook"],
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        become: bool | None = None,
+        become_user: str | None = None,
+    ) -> None:
+        """Keep a call that may have changed ``host`` (only with ``record_calls``; commands of probes are left out)."""
+        if not self.record_calls or (kind == "command" and self._internal):
+            return
+        scope = self._undoing or (self._scopes[-1].name if self._scopes else "session")
+        self.calls.append(CallRecord(host, kind, name, dict(args or {}), become, become_user, scope, self._replaying))
+
+    def scope_calls(self, name: str) -> list[CallRecord]:
+        """The calls made while scope ``name`` was the innermost open one, oldest first (not its undo steps)."""
+        return [call for call in self.calls if call.scope == name and not call.reverting]
 
     def note(self, host: MultihostHost | str, message: str) -> None:
         """Log a change that could not be recorded (``not reverted``), so that it is never silent."""
@@ -130,8 +194,14 @@ class RollbackJournal:
         errors: list[Exception] = []
         while self._scopes:
             scope = self._scopes.pop()
-            errors.extend(self._undo(scope))
+            self._undoing = scope.name  # the undo steps' own calls belong to the scope they revert
+            try:
+                errors.extend(self._undo(scope))
+            finally:
+                self._undoing = None
             if scope.name == name:
+                self.closed_calls = self.calls[scope.first_call :]
+                del self.calls[scope.first_call :]
                 break
         if errors:
             raise TeardownExceptionGroup(f"rollback of the {name} scope: {len(errors)} step(s) failed", errors)

@@ -1,4 +1,4 @@
-"""The ``pytest-mh-ansible`` command: ``lab up``, ``lab down``, ``lab status`` and ``lab inventory``."""
+"""The ``pytest-mh-ansible`` command: ``lab up``, ``lab down``, ``lab status``, ``lab inventory`` and ``replay``."""
 
 from __future__ import annotations
 
@@ -50,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
         ("inventory", "print the path of a lab's inventory"),
     ):
         common(actions.add_parser(name, help=text))
+    replay = commands.add_parser(
+        "replay", help="replay a test's changes exported by --mh-export-playbooks (setup.yml, then changes.yml)"
+    )
+    replay.add_argument("directory", type=Path, metavar="ARTIFACT_DIR", help="the test's artifacts directory")
+    replay.add_argument("--revert", action="store_true", help="run revert.yml instead (what the rollback ran)")
+    replay.add_argument("--secrets", type=Path, metavar="FILE", help="a YAML file with the mh_secret_N values")
     return parser
 
 
@@ -108,6 +114,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (1 for a lab error, with its message on stderr)."""
     args = _parser().parse_args(argv)
     try:
+        if args.command == "replay":
+            from pytest_mh_ansible._private.reporting.export import replay
+
+            return replay(args.directory, revert=args.revert, secrets_file=args.secrets)
         if args.action == "up":
             lab = _lab_to_bring_up(args)
             started = time.monotonic()

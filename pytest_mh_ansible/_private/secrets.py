@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = ["MASK", "SECRET_NAME_RE", "SecretStore", "is_secret_name", "mask_args", "secrets"]
@@ -62,6 +62,15 @@ class SecretStore:
 
     def mask(self, text: str) -> str:
         """Return ``text`` with every known secret replaced by ``********``."""
+        return self.substitute(text, lambda secret: MASK)
+
+    def substitute(self, text: str, replacement: Callable[[str], str]) -> str:
+        """Return ``text`` with every known secret replaced by ``replacement(secret)``.
+
+        Example::
+
+            secrets.substitute("sshpass -p s3cr3t", lambda s: "{{ password }}")  # 'sshpass -p {{ password }}'
+        """
         if not self._values or not text:
             return text
         pattern = self._pattern
@@ -69,7 +78,7 @@ class SecretStore:
             with self._lock:
                 ordered = sorted(self._values, key=len, reverse=True)
                 pattern = self._pattern = re.compile("|".join(re.escape(v) for v in ordered))
-        return pattern.sub(MASK, text)
+        return pattern.sub(lambda match: replacement(match.group(0)), text)
 
     def mask_data(self, data: Any) -> Any:
         """Mask secrets in nested data (dicts, lists, strings); secret-named keys are masked whole."""

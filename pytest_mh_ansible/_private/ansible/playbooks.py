@@ -98,6 +98,13 @@ class PlaybookRunner:
             raise
         if recorder is None:
             return result
+        recorder.journal.log_call(
+            ",".join(host.name for host in hosts),
+            "playbook",
+            str(self.resolve(path)),
+            {"extra_vars": dict(extra_vars or {}), "tags": list(tags or []), "skip_tags": list(skip_tags or [])},
+            become=become,
+        )
         changed = {task.host for task in result.changed_tasks}
         for host, finish in finishes:
             finish(host.name in changed, f"playbook {path} (revert_paths: {', '.join(revert_paths or [])})")
@@ -107,6 +114,13 @@ class PlaybookRunner:
 
             def undo() -> None:
                 outcome = self.run(teardown, names, extra_vars=extra_vars, become=become)
+                recorder.journal.log_call(
+                    ",".join(names),
+                    "playbook",
+                    str(self.resolve(teardown)),
+                    {"extra_vars": dict(extra_vars or {}), "tags": [], "skip_tags": []},
+                    become=become,
+                )
                 if not outcome.ok:
                     failed = (
                         "; ".join(f"{t.host}: {t.task}: {t.msg}" for t in outcome.failed_tasks) or f"rc {outcome.rc}"

@@ -14,10 +14,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 if TYPE_CHECKING:
     from ...host import MultihostHost
 
-__all__ = ["PHASES", "artifact_patterns", "fetch_artifacts", "test_directory", "utility_patterns"]
+__all__ = ["PHASES", "artifact_patterns", "artifacts_root", "fetch_artifacts", "test_directory", "utility_patterns"]
 
 log = logging.getLogger("pytest_mh_ansible.artifacts")
 
@@ -56,6 +58,12 @@ def utility_patterns(owner: object, phase: str) -> list[str]:
         if isinstance(value, MultihostUtility):
             found += artifact_patterns(value, phase)
     return found
+
+
+def artifacts_root(config: pytest.Config) -> Path:
+    """The artifacts directory: ``--mh-artifacts-dir`` or ``mh_artifacts_dir``, relative to the invocation directory."""
+    root = Path(config.getoption("mh_artifacts_dir") or str(config.getini("mh_artifacts_dir") or "artifacts"))
+    return root if root.is_absolute() else config.invocation_params.dir / root
 
 
 def test_directory(nodeid: str) -> Path:

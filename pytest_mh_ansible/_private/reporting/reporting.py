@@ -15,7 +15,8 @@ import pytest
 from ...errors import HostUnreachableError
 from ..session.signals import Interrupts, TestTimer
 from ..stash import FIXTURE_KEY, MARK_KEY, SESSION_KEY
-from .artifacts import artifact_patterns, fetch_artifacts, test_directory, utility_patterns
+from .artifacts import artifact_patterns, artifacts_root, fetch_artifacts, test_directory, utility_patterns
+from .export import WHEN
 from .logs import LogTap
 
 if TYPE_CHECKING:
@@ -39,15 +40,17 @@ class _CollectArtifactsAction(argparse.Action):
     path is handed back to pytest's positional arguments instead.
     """
 
+    modes: tuple[str, ...] = MODES
+
     def __call__(
         self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None
     ) -> None:
-        if values is None or values in MODES:
+        if values is None or values in self.modes:
             setattr(namespace, self.dest, values if values is not None else self.const)
             return
         value = str(values)
         if not os.path.exists(value.partition("::")[0]):
-            raise argparse.ArgumentError(self, f"invalid choice: {value!r} (choose from {', '.join(MODES)})")
+            raise argparse.ArgumentError(self, f"invalid choice: {value!r} (choose from {', '.join(self.modes)})")
         setattr(namespace, self.dest, self.const)
         stray: list[str] = getattr(namespace, "_mh_stray_args", [])
         if value not in stray:
@@ -55,6 +58,12 @@ class _CollectArtifactsAction(argparse.Action):
         for action in parser._actions:
             if action.dest == "file_or_dir" and not isinstance(action, _PositionalsWithStray):
                 action.__class__ = _PositionalsWithStray
+
+
+class _ExportPlaybooksAction(_CollectArtifactsAction):
+    """``--mh-export-playbooks [WHEN]``: bare means ``failed``; a test path after it stays a test path."""
+
+    modes = WHEN
 
 
 class _PositionalsWithStray(argparse._StoreAction):
@@ -79,6 +88,17 @@ def addoption(group: Any, parser: pytest.Parser) -> None:
         metavar="WHEN",
         help="Fetch the hosts' artifacts (mh_artifacts) and write per-test logs: never, on-failure "
         "(default) or always (also the bare flag).",
+    )
+    group.addoption(
+        "--mh-export-playbooks",
+        dest="mh_export_playbooks",
+        action=_ExportPlaybooksAction,
+        nargs="?",
+        const="failed",
+        default=None,
+        metavar="WHEN",
+        help="Write each test's changes as playbooks (setup.yml, changes.yml, revert.yml, inventory.yml) into its "
+        "artifacts directory, to replay with ansible-playbook: never (default), failed (also the bare flag) or all.",
     )
     group.addoption(
         "--mh-artifacts-dir",
@@ -119,6 +139,7 @@ def addoption(group: Any, parser: pytest.Parser) -> None:
     )
     parser.addini("mh_collect_artifacts", "When to fetch artifacts: never, on-failure or always.", default="on-failure")
     parser.addini("mh_artifacts_dir", "Where artifacts and per-test logs go.", default="artifacts")
+    parser.addini("mh_export_playbooks", "Write tests' changes as playbooks: never, failed or all.", default="never")
     parser.addini("mh_timeout", "Default time limit of a test on hosts, in seconds (0: none).", default="")
 
 
@@ -168,8 +189,7 @@ class ReportingPlugin:
         self.compress = bool(config.getoption("mh_compress_artifacts"))
         self.timeout = _default_timeout(config)
         base = config.invocation_params.dir
-        root = Path(config.getoption("mh_artifacts_dir") or str(config.getini("mh_artifacts_dir") or "artifacts"))
-        self.root = root if root.is_absolute() else base / root
+        self.root = artifacts_root(config)
         log_path = config.getoption("mh_log_path")
         combined = None
         if log_path:

@@ -34,6 +34,17 @@ PATH_MODULES = {
 }
 # Modules that create missing parent directories: their snapshot starts at the topmost missing one.
 _CREATE_PARENTS = {"file", "lineinfile", "blockinfile", "ini_file"}
+# Modules that only read: left out of the calls kept for a playbook export.
+_READ_ONLY_MODULES = {
+    "ansible.builtin.setup",
+    "ansible.builtin.gather_facts",
+    "ansible.builtin.stat",
+    "ansible.builtin.slurp",
+    "ansible.builtin.find",
+    "ansible.builtin.package_facts",
+    "ansible.builtin.service_facts",
+    "mh_ansible.rollback.host_state",
+}
 _counter = itertools.count(1)
 
 
@@ -84,6 +95,12 @@ class JournalRecorder:
     ) -> object:
         if self.journal.replaying or module.startswith("mh_ansible.rollback."):
             return None  # undo steps and the journal's own bookkeeping are not recorded again
+        with self.journal.internal():  # the probes below read the before-state: not changes to export
+            return self._prepare(host, module, args, revert_paths)
+
+    def _prepare(
+        self, host: MultihostHost, module: str, args: Mapping[str, Any], revert_paths: Sequence[str] | None
+    ) -> _Token:
         token = _Token(host, module, dict(args))
         name = short_name(module)
         paths = list(revert_paths or [])
@@ -142,7 +159,20 @@ class JournalRecorder:
     def abort(self, token: object) -> None:
         """The call failed or changed nothing: drop a snapshot taken for it."""
         if isinstance(token, _Token) and token.snapshot is not None:
-            token.host.conn.run(f"rm -rf {shlex.quote(f'{SNAPSHOT_DIR}/{token.snapshot}')}", raise_on_error=False)
+            with self.journal.internal():
+                token.host.conn.run(f"rm -rf {shlex.quote(f'{SNAPSHOT_DIR}/{token.snapshot}')}", raise_on_error=False)
+
+    def called(
+        self,
+        host: MultihostHost,
+        module: str,
+        args: Mapping[str, Any],
+        *,
+        become: bool | None,
+        become_user: str | None,
+    ) -> None:
+        if module not in _READ_ONLY_MODULES:
+            self.journal.log_call(host.name, "module", module, args, become=become, become_user=become_user)
 
     # -- paths --------------------------------------------------------------------------------
     def _snapshot(self, token: _Token, paths: list[str]) -> None:

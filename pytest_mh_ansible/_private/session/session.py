@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ...conn import Connection
+from ...conn import Connection, ProcessResult
 from ...errors import HostUnreachableError, MultihostError, TeardownExceptionGroup
 from ...host import HostServices, MultihostHost
 from ...modules import HostModules
@@ -43,6 +43,7 @@ class SessionOptions:
     vault_password_files: tuple[str, ...] = ()
     playbook_dirs: tuple[str, ...] = ()
     executor: ExecutorName = "warm"  # how modules run (a host's mh_executor variable wins)
+    record_calls: bool = False  # keep every call that may change a host (--mh-export-playbooks)
 
 
 class SessionEvents(Protocol):
@@ -122,7 +123,7 @@ class MultihostSession:
         self._host_state: dict[str, BaseException | None] = {}
         self.active: ActiveTopology | None = None
         self.locks = HostLocks()
-        self.journal = RollbackJournal()
+        self.journal = RollbackJournal(record_calls=options.record_calls)
         self.journal.open("session")
         self._recorder = JournalRecorder(self.journal)
         self.playbooks = PlaybookRunner(
@@ -202,7 +203,16 @@ class MultihostSession:
         from ..ansible.transport import AnsibleTransport
 
         transport = GuardedTransport(host.name, AnsibleTransport(host.name, host.vars), self.dead)
-        return Connection(host.name, host.vars, transport=transport)
+        observer = None
+        if self.options.record_calls:
+
+            def observer(
+                command: str, stdin: str | None, result: ProcessResult, become: bool | None, become_user: str | None
+            ) -> None:
+                args = {"stdin": stdin, "rc": result.rc} if stdin is not None else {"rc": result.rc}
+                self.journal.log_call(host.name, "command", command, args, become=become, become_user=become_user)
+
+        return Connection(host.name, host.vars, transport=transport, observer=observer)
 
     def is_set_up(self, name: str) -> bool:
         """Whether host ``name``'s session setup ran and succeeded."""
