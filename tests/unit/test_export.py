@@ -89,6 +89,7 @@ def test_write_export__playbooks_inventory_files_and_no_secret(tmp_path: Path, h
             CallRecord("server1", "module", "ansible.builtin.copy", {"dest": "/etc/app.conf", "src": str(local)}),
             CallRecord("server1", "command", f"mysql -p{SECRET} -e 'select 1'", {"rc": 0}, become=True),
             CallRecord("server1", "module", "ansible.builtin.copy", {"dest": "/etc/t", "content": "{{ not_jinja }}"}),
+            CallRecord("server1", "module", "ansible.builtin.copy", {"dest": "/etc/u", "content": "a\n  b\n"}),
             CallRecord("client1", "command", "false", {"rc": 1}),
             CallRecord("client1", "module", "ansible.builtin.user", {"name": "bob", "password": SECRET}),
             CallRecord("client1,server1", "playbook", str(playbook), {"extra_vars": {"api_token": SECRET, "n": 1}}),
@@ -116,13 +117,15 @@ def test_write_export__playbooks_inventory_files_and_no_secret(tmp_path: Path, h
     assert server_tasks[1]["ansible.builtin.shell"]["cmd"] == "mysql -p{{ mh_secret_1 }} -e 'select 1'"
     assert server_tasks[1]["become"] is True
     assert server_tasks[2]["ansible.builtin.copy"]["content"] == ("UNSAFE", "{{ not_jinja }}")
+    assert server_tasks[3]["ansible.builtin.copy"]["content"] == "a\n  b\n"
+    assert "      content: |\n          a\n            b\n" in (out / "changes.yml").read_text()
     client_tasks = changes[1]["tasks"]
     assert client_tasks[0]["ignore_errors"] is True
     assert client_tasks[1]["ansible.builtin.user"]["password"] == "{{ mh_secret_1 }}"
     assert changes[2]["vars"] == {"api_token": "{{ mh_secret_1 }}", "n": 1}
     assert (out / "playbooks" / "2-site.yml").read_text() == playbook.read_text()
     text = (out / "changes.yml").read_text()
-    assert "# a command the test ran (host.conn.run): not idempotent\n" in text
+    assert "# a shell command (host.conn.run, by the test or a utility): not idempotent\n" in text
     assert "it exited with 1 in the test" in text
 
     setup = _load(out / "setup.yml")

@@ -118,6 +118,7 @@ class PlaybookExport:
         self._config = config
         self._when = when
         self._root = artifacts_root(config)
+        self._written: list[tuple[str, str]] = []  # (node id, directory or why not)
 
     @pytest.hookimpl(tryfirst=True)  # before a hook that may raise (the drift check)
     def pytest_mh_test_teardown(self, item: pytest.Item, hosts: list[MultihostHost]) -> None:
@@ -148,10 +149,20 @@ class PlaybookExport:
         destination = self._root / test_directory(item.nodeid)
         try:
             write_export(destination, item.nodeid, calls)
-        except OSError as err:
-            report.sections.append(("mh playbooks", f"could not write the playbooks to {destination}: {err}"))
+        except Exception as err:  # an export that fails must not end the run: say so in the summary
+            message = secrets.mask(f"{type(err).__name__}: {err}")
+            self._written.append((item.nodeid, f"could not write the playbooks to {destination}: {message}"))
             return
-        report.sections.append(("mh playbooks", f"this test's changes as playbooks: {destination}/changes.yml"))
+        self._written.append((item.nodeid, str(destination)))
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """One line per exported test: where its playbooks are (or why they could not be written)."""
+        if not self._written:
+            return
+        terminalreporter.section("mh playbooks")
+        for nodeid, where in self._written:
+            terminalreporter.write_line(f"{nodeid}: {where}")
+        terminalreporter.write_line("replay: cd DIR && ansible-playbook -i inventory.yml setup.yml changes.yml")
 
 
 # -- writing ------------------------------------------------------------------------------------------
@@ -170,14 +181,19 @@ def _dumper() -> type[Any]:
     def represent_unsafe(dumper: yaml.SafeDumper, data: _Unsafe) -> yaml.Node:
         return dumper.represent_scalar("!unsafe", str(data))
 
+    def represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+        # Multi-line text (file contents, scripts) as a literal block: the playbook reads like the file.
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|" if "\n" in data else None)
+
     Dumper.add_representer(_Unsafe, represent_unsafe)
+    Dumper.add_representer(str, represent_str)
     return Dumper
 
 
 def _dump(data: Any) -> str:
     import yaml
 
-    return yaml.dump(data, Dumper=_dumper(), sort_keys=False, default_flow_style=False, width=10**6)
+    return yaml.dump(_plain(data), Dumper=_dumper(), sort_keys=False, default_flow_style=False, width=10**6)
 
 
 @dataclass
@@ -246,7 +262,7 @@ class _Writer:
             if isinstance(stdin, str):
                 args["stdin"] = self.value(stdin, f"{origin} stdin")
             task: dict[str, Any] = {"name": f"[{call.scope}] shell", "ansible.builtin.shell": args}
-            comment = "a command the test ran (host.conn.run): not idempotent"
+            comment = "a shell command (host.conn.run, by the test or a utility): not idempotent"
             rc = call.args.get("rc")
             if isinstance(rc, int) and rc != 0:
                 task["ignore_errors"] = True
@@ -337,12 +353,18 @@ class _Writer:
 
 def _plain(value: Any) -> Any:
     """Ansible's own string and container types (vault values, tagged values) as plain Python data."""
+    if isinstance(value, _Unsafe):
+        return value
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, list | tuple | set):
         return [_plain(v) for v in value]
-    if value is None or isinstance(value, bool | int | float):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
     return str(value)
 
 
