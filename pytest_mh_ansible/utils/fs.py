@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .._private.rollback.inverses import SNAPSHOT_DIR
 from ..errors import MultihostError
 from ..utility import MultihostUtility
+from ._calls import run_module
 
 if TYPE_CHECKING:
     from ..host import MultihostHost
@@ -43,7 +44,7 @@ class FileSystem(MultihostUtility["MultihostHost"]):
         self._snapshots: dict[str, list[str]] = {}
 
     def _run(self, module: str, **kwargs: Any) -> bool:
-        return self.host.ansible.run(module, **{k: v for k, v in kwargs.items() if v is not None}).changed
+        return run_module(self.host, module, **kwargs)
 
     # -- reading ------------------------------------------------------------------------------
     def read(self, path: str) -> str:
