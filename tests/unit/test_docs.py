@@ -7,11 +7,13 @@ removed, a comment cites notes that never were in the repository. These tests re
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import importlib.util
 import inspect
 import re
 import sys
+import tomllib
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -181,6 +183,13 @@ REPO_PATH = re.compile(r"`((?:" + "|".join(re.escape(t) for t in TOP) + r")/[\w.
 MD_FILE = re.compile(r"(?<![\w/.-])([\w-]+\.md)\b")
 
 
+GITIGNORED = [
+    line.strip().strip("/")
+    for line in (ROOT / ".gitignore").read_text().splitlines()
+    if line.strip() and line[0] != "#"
+]
+
+
 def _repo_paths() -> list[tuple[Path, str]]:
     found: set[tuple[Path, str]] = set()
     for path in [*PAGES, *SOURCES]:
@@ -194,6 +203,9 @@ def _repo_paths() -> list[tuple[Path, str]]:
 def test_docs__repository_path_exists(path: Path, target: str) -> None:
     if any(ch in target for ch in "*<{"):
         return  # a pattern or placeholder, not a file
+    parts = Path(target).parts
+    if any(fnmatch.fnmatch("/".join(parts[: n + 1]), pattern) for n in range(len(parts)) for pattern in GITIGNORED):
+        return  # made by a build or a run (docs/_build/, dist/), not in a clone
     assert (ROOT / target).exists(), f"{path.relative_to(ROOT)}: names {target!r}, which is not in the repository"
 
 
@@ -273,3 +285,54 @@ def test_public_api__a_new_name_appears_and_a_name_without_docstring_is_reported
 def test_public_api__private_definitions_are_listed_under_a_public_module() -> None:
     assert _public_api().public_home(pytest_mh_ansible, "Lab") == "pytest_mh_ansible.lab"
     assert _public_api().public_home(pytest_mh_ansible, "Topology") == "pytest_mh_ansible.topology"
+
+
+# -- the README's install lines -------------------------------------------------------------------
+def readme_install_commands() -> list[str]:
+    """The commands of the README's Install section (its first ``sh`` block), without comments."""
+    section = re.search(r"^## Install\n(.*?)^## ", (ROOT / "README.md").read_text(), re.MULTILINE | re.DOTALL)
+    assert section, "README.md has no '## Install' section"
+    block = re.search(r"```sh\n(.*?)```", section.group(1), re.DOTALL)
+    assert block, "README.md's Install section has no sh block"
+    lines = (re.sub(r"\s+#.*$", "", line).strip() for line in block.group(1).splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def _normalized(command: str) -> str:
+    """A pip command as a user types it: no interpreter path, no -q, no redirection."""
+    command = re.sub(r"^\S*python3?\"? -m pip ", "pip ", command)
+    command = re.sub(r"\s+(-q|>/dev/null|2>&1)(?=\s|$)", "", command)
+    return re.sub(r"\s+", " ", command).strip()
+
+
+def ci_pip_commands() -> list[str]:
+    """The pip commands scripts/test.sh runs, with its shell variables (``wheel=$(...)``) expanded."""
+    script = (ROOT / "scripts" / "test.sh").read_text()
+    variables = dict(re.findall(r"^(\w+)=(\$\(.*\))$", script, re.MULTILINE))
+    commands = []
+    for raw in script.splitlines():
+        command = raw.strip()
+        for name, value in variables.items():
+            command = command.replace(f"${{{name}}}", value).replace(f"${name}", value)
+        if re.search(r"-m pip (install|wheel) ", command):
+            commands.append(_normalized(command))
+    return commands
+
+
+def test_readme__install_lines_are_those_ci_runs() -> None:
+    """The wheel lines of the README are CI's own (CI may add packages of its own after them)."""
+    readme = readme_install_commands()
+    ci = ci_pip_commands()
+    wheel_lines = [c for c in readme if "dist" in c]
+    assert len(wheel_lines) == 2, readme
+    for command in wheel_lines:
+        assert any(c == command or c.startswith(command + " ") for c in ci), (
+            f"README.md installs with {command!r}; scripts/test.sh does not run it (its pip commands: {ci})"
+        )
+
+
+def test_readme__install_lines_name_extras_that_exist() -> None:
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    for command in readme_install_commands():
+        for named in re.findall(r"\[([\w,-]+)\]", command):
+            assert set(named.split(",")) <= extras, f"README.md: {command!r} names an extra pyproject.toml lacks"
