@@ -177,7 +177,7 @@ class MultihostHost:
 
     @cached_property
     def firewall(self) -> Firewall:
-        """The firewall (``host.firewall.block_from(address)``); see :class:`~pytest_mh_ansible.utils.Firewall`."""
+        """The firewall (``host.firewall.inbound.reject_host(address)``); see :class:`~pytest_mh_ansible.Firewall`."""
         from .utils.firewall import Firewall
 
         return Firewall(self)

@@ -25,14 +25,13 @@ class InventoryHost:
     vars: Mapping[str, Any]
 
 
-def ssh_common_args(known_hosts: Path, control_dir: Path) -> str:
+def ssh_common_args(known_hosts: Path) -> str:
     """Pin the lab's host keys.
 
     No ``ControlPath`` here: every user of the inventory (pytest-mh-ansible's transport, a playbook
     run, ``ansible`` by hand) keeps its own multiplexing sockets, so that one closing its master
-    never cuts another's session. ``control_dir`` serves ``ssh -F ssh_config`` only.
+    never cuts another's session.
     """
-    del control_dir
     return f"-o UserKnownHostsFile={known_hosts} -o StrictHostKeyChecking=yes -o GlobalKnownHostsFile=/dev/null"
 
 
@@ -43,12 +42,11 @@ def render_inventory(
     hosts: Sequence[InventoryHost],
     key_path: Path,
     known_hosts: Path,
-    control_dir: Path,
     user: Mapping[str, str] | None,
     root_password: str | None,
 ) -> str:
     """An Ansible YAML inventory: one group per role, plus ``lab_<name>`` with every host."""
-    common = ssh_common_args(known_hosts, control_dir)
+    common = ssh_common_args(known_hosts)
     host_entries: dict[str, dict[str, Any]] = {}
     for host in hosts:
         entry: dict[str, Any] = {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import secrets
 import shutil
@@ -141,14 +140,6 @@ class Lab:
     def _cache_dir(self) -> Path:
         return labs_root() / "cache" / "debs"
 
-    def _control_dir(self) -> Path:
-        # ssh's ControlPath must fit in a unix socket path (108 bytes) with a 40-character %C hash.
-        candidate = self._directory / "cp"
-        if len(str(candidate)) + 41 <= 100:
-            return candidate
-        digest = hashlib.sha256(str(self._directory).encode()).hexdigest()[:12]
-        return Path(f"/tmp/pytest-mh-ansible-cp-{digest}")
-
     # -- state -------------------------------------------------------------------------------------------
     def _state(self) -> LabState | None:
         if not (self._directory / STATE_FILE).exists():
@@ -266,8 +257,6 @@ class Lab:
         init_script.parent.mkdir(exist_ok=True)
         shutil.copyfile(_INIT_SCRIPT, init_script)
         os.chmod(init_script, 0o755)
-        control_dir = self._control_dir()
-        control_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
 
         with _locked(labs_root() / ".network.lock"):
             subnet = choose_subnet(spec.subnet, taken_networks(), lab=spec.name)
@@ -279,7 +268,6 @@ class Lab:
                 bridge=names.bridge,
                 hosts=tuple(hosts),
                 cgroup=self._make_cgroups(hosts),
-                control_dir=str(control_dir),
                 secrets=passwords,
             )
             state.save(directory)  # from here on, 'down' knows what to remove
@@ -308,7 +296,7 @@ class Lab:
             state = replace(state, hosts=(*started, *hosts[len(started) :]))
             state.save(directory)
         wait_ready(spec.name, started, host_dirs)
-        self._write_client_files(started, keys, passwords, control_dir)
+        self._write_client_files(started, keys, passwords)
 
     def _passwords(self) -> dict[str, str]:
         passwords: dict[str, str] = {}
@@ -350,9 +338,7 @@ class Lab:
             path.mkdir(parents=True, exist_ok=True)
         return str(paths[0].parent) if paths else None
 
-    def _write_client_files(
-        self, hosts: list[HostState], host_keys: dict[str, str], passwords: dict[str, str], control_dir: Path
-    ) -> None:
+    def _write_client_files(self, hosts: list[HostState], host_keys: dict[str, str], passwords: dict[str, str]) -> None:
         inv_hosts = [
             InventoryHost(h.name, h.address, h.roles, host_keys[h.name], dict(s.vars))
             for h, s in zip(hosts, self.spec.hosts, strict=True)
@@ -366,7 +352,6 @@ class Lab:
                 hosts=inv_hosts,
                 key_path=self.key_path,
                 known_hosts=self.known_hosts_path,
-                control_dir=control_dir,
                 user=None if user is None else {"name": user.name, "password": passwords[user.name]},
                 root_password=passwords.get("root"),
             ),
@@ -404,6 +389,7 @@ class Lab:
             for host in state.hosts:
                 errors += network.delete_host_link(host.netns, host.veth)
             errors += network.delete_bridge(state.bridge, [h.veth for h in state.hosts])
+            # A lab brought up by an earlier version may have an ssh ControlPath directory outside its own.
             if state.control_dir and not Path(state.control_dir).is_relative_to(self._directory):
                 shutil.rmtree(state.control_dir, ignore_errors=True)
         mounted = mounts_under(self._directory)
