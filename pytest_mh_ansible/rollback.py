@@ -111,6 +111,18 @@ class RollbackJournal:
                 return list(candidate.entries)
         return []
 
+    def pending(self) -> list[str]:
+        """``[host] operation`` of every recorded change not reverted yet, newest first (all open scopes).
+
+        What a run that ends now (a second SIGTERM) leaves on the hosts.
+        """
+        return [
+            f"[{entry.host}] {entry.operation}"
+            for scope in reversed(self._scopes)
+            for entry in reversed(scope.entries)
+            if not entry.reverted
+        ]
+
     @contextmanager
     def _replay(self) -> Iterator[None]:
         self._replaying, previous = True, self._replaying
@@ -129,8 +141,9 @@ class RollbackJournal:
             return
         errors: list[Exception] = []
         while self._scopes:
-            scope = self._scopes.pop()
+            scope = self._scopes[-1]  # left on the stack while it is undone: pending() still lists it
             errors.extend(self._undo(scope))
+            self._scopes.pop()
             if scope.name == name:
                 break
         if errors:
@@ -140,6 +153,8 @@ class RollbackJournal:
         errors: list[Exception] = []
         with self._replay():
             for entry in reversed(scope.entries):
+                if entry.reverted:
+                    continue
                 try:
                     entry.undo()
                 except Exception as err:

@@ -110,6 +110,8 @@ class JournalRecorder:
             self.abort(token)
             return
         operation = describe(token.module, token.args)
+        if result.raw.get("mh_interrupted"):
+            operation += " (interrupted in flight)"
         undo = token.undo(result) if token.undo is not None else None
         if undo is None:
             self.journal.note(
