@@ -507,6 +507,22 @@ def _check_require(item: pytest.Item, fixture: MultihostFixture) -> None:
 
 # -- life cycle -----------------------------------------------------------------------------------
 @pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+) -> Generator[None, Any, Any]:
+    """Changes made by a session-scoped fixture belong to the session scope of the journal.
+
+    The fixture may first run during a test of some topology; without this, its changes would be
+    undone at the end of that test or topology while the fixture's value lives on.
+    """
+    mh_session = _session(request.config)
+    if mh_session is None or fixturedef.scope != "session":
+        return (yield)
+    with mh_session.journal.into("session"):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
     try:
         yield

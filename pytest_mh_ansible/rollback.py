@@ -1,6 +1,7 @@
 """The rollback journal: every change made through Ansible modules, recorded with its inverse and undone.
 
-Three scopes nest: ``session`` (``pytest_setup``), ``topology`` (``topology_setup``) and ``test``.
+Three scopes nest: ``session`` (``pytest_setup``, ``pytest_mh_host_setup`` hooks, session-scoped
+fixtures), ``topology`` (``topology_setup``) and ``test``.
 Each mutating module call records how to undo itself *before* it reports success; at the end of a
 scope the journal replays the scope's undo steps newest first. A failing undo step does not stop
 the others: all failures are raised together, each naming the host, the operation and the cause.
@@ -58,6 +59,7 @@ class RollbackJournal:
 
     def __init__(self) -> None:
         self._scopes: list[_Scope] = []
+        self._target: str | None = None
         self._replaying = False
         self.history: list[str] = []
         """What was changed and reverted, one line each, for the test's log."""
@@ -77,15 +79,42 @@ class RollbackJournal:
             raise ValueError(f"unknown rollback scope {name!r}")
         self._scopes.append(_Scope(name))
 
-    def record(self, host: MultihostHost | str, operation: str, undo: Callable[[], None]) -> None:
-        """Remember how to undo ``operation`` on ``host`` in the innermost scope."""
+    @contextmanager
+    def into(self, name: str) -> Iterator[None]:
+        """Record into the (outermost) open scope ``name`` while the block runs, whatever is open inside it.
+
+        A session-scoped fixture may first run while a topology (or a test) scope is open; its
+        changes belong to the session and are undone once, at its end::
+
+            with journal.into("session"):
+                host.ansible.run("ansible.builtin.copy", dest="/etc/app.conf", content="x")
+        """
+        if name not in SCOPES:
+            raise ValueError(f"unknown rollback scope {name!r}")
+        previous, self._target = self._target, name
+        try:
+            yield
+        finally:
+            self._target = previous
+
+    def _current(self) -> _Scope:
+        """The scope that records go to: the innermost, or the one :meth:`into` names."""
         if not self._scopes:
             self.open("session")
+        if self._target is not None:
+            for scope in self._scopes:
+                if scope.name == self._target:
+                    return scope
+        return self._scopes[-1]
+
+    def record(self, host: MultihostHost | str, operation: str, undo: Callable[[], None]) -> None:
+        """Remember how to undo ``operation`` on ``host`` in the innermost scope (see :meth:`into`)."""
+        scope = self._current()
         name = host if isinstance(host, str) else host.name
         masked = secrets.mask(operation)
-        self._scopes[-1].entries.append(JournalEntry(name, masked, undo))
+        scope.entries.append(JournalEntry(name, masked, undo))
         self.history.append(f"[{name}] changed: {masked}")
-        log.info("[%s] changed: %s (undo recorded in %s scope)", name, masked, self._scopes[-1].name)
+        log.info("[%s] changed: %s (undo recorded in %s scope)", name, masked, scope.name)
 
     def note(self, host: MultihostHost | str, message: str) -> None:
         """Log a change that could not be recorded (``not reverted``), so that it is never silent."""
@@ -96,13 +125,11 @@ class RollbackJournal:
 
     def remember(self, key: str, value: object) -> None:
         """Keep a value for the innermost scope (such as a path's snapshot), found again by :meth:`recall`."""
-        if not self._scopes:
-            self.open("session")
-        self._scopes[-1].keys[key] = value
+        self._current().keys[key] = value
 
     def recall(self, key: str) -> object | None:
-        """A value remembered in the innermost scope, or None."""
-        return self._scopes[-1].keys.get(key) if self._scopes else None
+        """A value remembered in the innermost scope (see :meth:`into`), or None."""
+        return self._current().keys.get(key) if self._scopes else None
 
     def entries(self, scope: str | None = None) -> list[JournalEntry]:
         """The entries of ``scope`` (the innermost when None), oldest first."""

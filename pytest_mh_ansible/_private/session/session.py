@@ -233,10 +233,12 @@ class MultihostSession:
             controller_hosts[fixture] = list(hosts) if path.index is None else hosts[path.index]
         active = self.active = ActiveTopology(mark, assignment, hosts_by_slot, controller_hosts)
         self.locks.acquire(self._lock_key(name) for name in assignment.hosts)
-        self.journal.open("topology")
         try:
-            for name in assignment.hosts:
-                self._setup_host(name)
+            # Hosts are set up in the session scope (undone at the end of the session, not of this topology).
+            with self.journal.into("session"):
+                for name in assignment.hosts:
+                    self._setup_host(name)
+            self.journal.open("topology")
             mark.controller._mh_bind(mark, controller_hosts)
             mark.controller.topology_setup(**controller_hosts)
             active.set_up = True

@@ -152,6 +152,62 @@ def test_rollback__scopes_nest_and_a_failing_setup_is_rolled_back(pytester: pyte
     result.stdout.fnmatch_lines(["*test_c_failing_setup*ERROR*"])
 
 
+SESSION_CONFTEST = """
+import pytest
+from pytest_mh_ansible import MultihostHost, MultihostRole
+
+HOSTS = {}
+
+class SessionHost(MultihostHost):
+    def pytest_setup(self):
+        self.ansible.run("ansible.builtin.copy", dest="/etc/mhsess-host.conf", content="host setup\\n")
+
+def pytest_mh_register(registry):
+    registry.role("server", MultihostRole, host=SessionHost)
+
+def pytest_mh_host_setup(host, error):
+    HOSTS[host.name] = host
+
+@pytest.fixture(scope="session")
+def session_change():
+    HOSTS["server1"].ansible.run("ansible.builtin.copy", dest="/etc/mhsess-fixture.conf", content="fixture\\n")
+"""
+
+SESSION = HEADER + textwrap.dedent("""
+    PAIR = TopologyMark("pair", Topology(TopologyDomain("default", server=2)), fixtures=dict(servers="default.server"))
+
+    def cat(host, path):
+        return host.conn.run(f"cat {path}", raise_on_error=False).stdout
+
+    @pytest.mark.topology(SYSV)
+    def test_a_first_topology(server):
+        assert cat(server.host, "/etc/mhsess-host.conf") == "host setup\\n"
+
+    @pytest.mark.topology(SYSV)
+    def test_b_session_fixture_first_used_inside_a_topology(server, session_change):
+        assert cat(server.host, "/etc/mhsess-fixture.conf") == "fixture\\n"
+
+    @pytest.mark.topology(PAIR)
+    def test_c_second_topology_still_has_the_session_changes(servers):
+        for host in (servers[0].host, servers[1].host):
+            assert cat(host, "/etc/mhsess-host.conf") == "host setup\\n"
+        assert cat(servers[0].host, "/etc/mhsess-fixture.conf") == "fixture\\n"
+""")
+
+
+def test_rollback__session_changes_last_the_session_over_two_topologies(
+    pytester: pytest.Pytester, engine_lab: Lab
+) -> None:
+    """pytest_setup and session-scoped fixtures change hosts once; the end of a topology does not undo it."""
+    pytester.makeconftest(SESSION_CONFTEST)
+    pytester.makepyfile(test_session=SESSION)
+    result = run(pytester, engine_lab, "-v")
+    result.assert_outcomes(passed=3)
+    for host in ("server1", "server2"):  # undone once, at the end of the session
+        left = engine_lab.run_inside(host, "ls /etc/mhsess-host.conf /etc/mhsess-fixture.conf 2>/dev/null; true")
+        assert left.stdout == "", result.stdout.str()
+
+
 SYSTEMD = HEADER + textwrap.dedent("""
     SD = TopologyMark("sd", Topology(TopologyDomain("default", server=2)), fixtures=dict(servers="default.server"))
 
