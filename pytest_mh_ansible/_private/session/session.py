@@ -376,7 +376,15 @@ class _LazyExecutor:
         self._session = session
 
     def run(self, host: str, module: str, args: Mapping[str, Any], **options: Any) -> dict[str, Any]:
-        return self._session.executor.run(host, module, args, **options)
+        """Run a module; a host found unreachable is marked dead at once, and calls to a dead host fail at once."""
+        dead = self._session.dead
+        if host in dead:
+            raise dead.error(host)
+        try:
+            return self._session.executor.run(host, module, args, **options)
+        except HostUnreachableError as err:
+            dead.mark(err.host, err.reason)
+            raise
 
     def close(self) -> None:
         """The session closes its executor."""
