@@ -63,6 +63,8 @@ class RollbackJournal:
         self._replaying = False
         self.history: list[str] = []
         """What was changed and reverted, one line each, for the test's log."""
+        self.unreverted: list[tuple[str, str]] = []
+        """(scope, ``[host] not reverted: ...``) of each change that has no inverse, in order (see :meth:`note`)."""
 
     @property
     def scope(self) -> str | None:
@@ -117,11 +119,25 @@ class RollbackJournal:
         log.info("[%s] changed: %s (undo recorded in %s scope)", name, masked, scope.name)
 
     def note(self, host: MultihostHost | str, message: str) -> None:
-        """Log a change that could not be recorded (``not reverted``), so that it is never silent."""
+        """Log a change that could not be recorded (``not reverted``), so that it is never silent.
+
+        It is also kept in :attr:`unreverted`: the plugin lists it in the terminal summary, or fails
+        the test with it (ini ``mh_unreverted = fail``).
+        """
         name = host if isinstance(host, str) else host.name
         masked = secrets.mask(message)
-        self.history.append(f"[{name}] {masked}")
+        line = f"[{name}] {masked}"
+        self.history.append(line)
+        self.unreverted.append((self._current().name, line))
         log.warning("[%s] %s", name, masked)
+
+    def unchanged(self, host: MultihostHost | str, operation: str, why: str) -> None:
+        """A change whose undo is nothing of its own (an earlier snapshot of the scope covers it, or the
+        host is in its recorded state again): said as such, never as "reverted"."""
+        name = host if isinstance(host, str) else host.name
+        masked = secrets.mask(operation)
+        self.history.append(f"[{name}] changed: {masked} (nothing to undo of its own: {why})")
+        log.info("[%s] changed: %s (nothing to undo of its own: %s)", name, masked, why)
 
     def remember(self, key: str, value: object) -> None:
         """Keep a value for the innermost scope (such as a path's snapshot), found again by :meth:`recall`."""
