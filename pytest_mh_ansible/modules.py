@@ -8,7 +8,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, final
 
 from ._private.secrets import mask_args, secrets
-from .errors import ModuleError
+from .errors import HostUnreachableError, ModuleError
 
 if TYPE_CHECKING:
     from ._private.ansible.executor import ModuleExecutor
@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ChangeRecorder", "HostModules", "ModuleResult"]
 
+_INTERRUPTED: Mapping[str, Any] = MappingProxyType(
+    {"changed": True, "mh_interrupted": True, "msg": "interrupted while in flight; it may have changed the host"}
+)
 _SERVICE_MODULES = frozenset({"service", "ansible.builtin.service", "ansible.legacy.service"})
 
 
@@ -87,6 +90,10 @@ class ChangeRecorder(Protocol):
     The rollback journal implements it. :meth:`prepare` runs before the call (it may save
     the state to restore), then exactly one of :meth:`commit` (the call succeeded) or
     :meth:`abort` (it failed or raised). Check-mode calls are never recorded.
+
+    A call *interrupted* while in flight (Ctrl-C, SIGTERM, SIGHUP, a test timeout) may or may not
+    have changed the host: it is committed with a result whose ``changed`` is True and whose
+    ``raw["mh_interrupted"]`` is True, so that its inverse is recorded and the rollback runs it.
     """
 
     def prepare(
@@ -209,10 +216,17 @@ class HostModules:
             result = ModuleResult.from_raw(self._host.name, module, raw)
             if result.failed:
                 raise ModuleError(self._host.name, module, _describe_failure(result, merged, no_log), dict(result.raw))
-        except BaseException:
+        except (ModuleError, HostUnreachableError):
             if recording:
                 assert self._recorder is not None
                 self._recorder.abort(token)
+            raise
+        except BaseException:
+            # Interrupted in flight: the module may have run (its process is killed with the channel),
+            # so its inverse is recorded as for a change; undoing what did not happen is harmless.
+            if recording:
+                assert self._recorder is not None
+                self._recorder.commit(token, ModuleResult.from_raw(self._host.name, module, _INTERRUPTED))
             raise
         if recording:
             assert self._recorder is not None

@@ -162,6 +162,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("mh_unreachable", "What tests that need an unreachable host do: error or skip.", default="error")
     parser.addini("mh_executor", "How modules run on the hosts: warm (default) or standard.", default="warm")
+    parser.addini(
+        "mh_unreverted",
+        "What a change without an inverse (command/shell, unknown modules, package upgrades) does: warn (listed "
+        "in the terminal summary; default) or fail (its test errors at teardown, naming the change).",
+        default="warn",
+    )
 
 
 # -- configuration --------------------------------------------------------------------------------
@@ -194,6 +200,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "require(condition, reason): skip the test unless condition(**fixtures) is true (pytest-mh-ansible).",
     )
+    config.addinivalue_line(
+        "markers",
+        "mh_unreverted(mode): 'fail' or 'warn' for this test, overriding the ini option mh_unreverted: what a "
+        "change without an inverse does (pytest-mh-ansible).",
+    )
     reporting.register_markers(config)
     config.stash[FIXTURES_KEY] = set()
     sources = _inventory_sources(config)
@@ -221,6 +232,9 @@ def pytest_configure(config: pytest.Config) -> None:
     unreachable = config.getoption("mh_unreachable") or str(config.getini("mh_unreachable") or "error")
     if unreachable not in ("error", "skip"):
         raise pytest.UsageError(f"ini option mh_unreachable: {unreachable!r} is not 'error' or 'skip'")
+    unreverted_mode = str(config.getini("mh_unreverted") or "warn")
+    if unreverted_mode not in UNREVERTED_MODES:
+        raise pytest.UsageError(f"ini option mh_unreverted: {unreverted_mode!r} is not 'warn' or 'fail'")
     executor = config.getoption("mh_executor") or str(config.getini("mh_executor") or "warm")
     if executor not in EXECUTORS:
         raise pytest.UsageError(f"ini option mh_executor: {executor!r} is not 'warm' or 'standard'")
@@ -244,6 +258,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except MultihostError as err:  # a bad mh_* host variable
         raise pytest.UsageError(f"pytest-mh-ansible: {err}") from None
     config.stash[SESSION_KEY] = session
+    config.pluginmanager.register(_UnrevertedSummary(config), "mh-ansible-unreverted")
     reporting.configure(config)
     crash_check.register(config)
     drift_check.register(config)
@@ -426,26 +441,55 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
     fixture = mh_session.new_fixture(active)
     item.stash[FIXTURE_KEY] = fixture
     _check_require(item, fixture)
+    mode = _unreverted_mode(item)
     journal = mh_session.journal
-    start = len(journal.history)
+    start = (len(journal.history), len(journal.unreverted))
     hosts = list(dict.fromkeys(fixture.hosts))
     request.config.hook.pytest_mh_test_setup(item=item, hosts=hosts)
     journal.open("test")
     try:
         fixture._setup()
-    except BaseException:
-        # What setup changed is undone before the error is reported; the setup error is the one shown.
-        _finish_test(item, fixture, journal, start, setup_failed=True)
+    except BaseException as err:
+        # What setup changed is undone before the error is reported; a failing rollback is reported with it.
+        errors = _finish_test(item, fixture, journal, start, mode, setup_failed=True)
+        if errors and isinstance(err, Exception):
+            raise TeardownExceptionGroup(
+                f"{item.nodeid}: setup failed ({type(err).__name__}: {err}), and its rollback too", [err, *errors]
+            ) from None
         raise
     yield fixture
-    _finish_test(item, fixture, journal, start)
+    _finish_test(item, fixture, journal, start, mode)
     request.config.hook.pytest_mh_test_teardown(item=item, hosts=hosts)
 
 
+UNREVERTED_MODES = ("warn", "fail")
+
+
+def _unreverted_mode(item: pytest.Item) -> str:
+    """``@pytest.mark.mh_unreverted("fail")``, else the ini option ``mh_unreverted``."""
+    marker = item.get_closest_marker("mh_unreverted")
+    if marker is None:
+        return str(item.config.getini("mh_unreverted") or "warn")
+    value = marker.args[0] if marker.args else marker.kwargs.get("mode")
+    if value not in UNREVERTED_MODES:
+        raise MultihostError(f"{item.nodeid}: @pytest.mark.mh_unreverted takes 'warn' or 'fail', got {value!r}")
+    return str(value)
+
+
 def _finish_test(
-    item: pytest.Item, fixture: MultihostFixture, journal: RollbackJournal, start: int, *, setup_failed: bool = False
-) -> None:
-    """Tear the test's roles, utilities, controller and hosts down, then roll back its changes."""
+    item: pytest.Item,
+    fixture: MultihostFixture,
+    journal: RollbackJournal,
+    start: tuple[int, int],
+    mode: str,
+    *,
+    setup_failed: bool = False,
+) -> list[Exception]:
+    """Tear the test's roles, utilities, controller and hosts down, then roll back its changes.
+
+    :returns: The failures, when the setup failed (the caller reports them with the setup's error);
+        otherwise they are raised together.
+    """
     errors: list[Exception] = []
     if not setup_failed:
         try:
@@ -456,11 +500,52 @@ def _finish_test(
         journal.close("test")
     except TeardownExceptionGroup as group:
         errors.extend(group.exceptions)
-    lines = journal.history[start:]
+    lines = journal.history[start[0] :]
     if lines:
         item.add_report_section("teardown", "mh rollback", "\n".join(lines))
+    unreverted = [line for scope, line in journal.unreverted[start[1] :] if scope == "test"]
+    if unreverted:
+        item.add_report_section("teardown", UNREVERTED_SECTION, "\n".join(unreverted))
+        if mode == "fail":
+            listed = "\n  ".join(unreverted)
+            errors.append(
+                MultihostError(
+                    f"{item.nodeid}: {len(unreverted)} change(s) without an inverse (mh_unreverted = fail):\n  {listed}"
+                )
+            )
     if errors and not setup_failed:
         raise TeardownExceptionGroup(f"teardown of {item.nodeid}: {len(errors)} step(s) failed", errors)
+    return errors
+
+
+UNREVERTED_SECTION = "mh not reverted"
+
+
+class _UnrevertedSummary:
+    """Lists every change that was not reverted at the end of the run: per test (gathered from the
+    teardown reports, so xdist's controller sees its workers' too), and those of session and topology setups."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.found: list[tuple[str, str]] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "teardown":
+            return
+        for title, content in report.sections:
+            if title.endswith(f"{UNREVERTED_SECTION} teardown"):
+                self.found.extend((report.nodeid, line) for line in content.splitlines())
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        found = list(self.found)
+        mh_session = _session(self.config)
+        if mh_session is not None:
+            found += [(f"({scope} scope)", line) for scope, line in mh_session.journal.unreverted if scope != "test"]
+        if not found:
+            return
+        terminalreporter.write_sep("=", "pytest-mh-ansible: changes not reverted (no known inverse)", yellow=True)
+        for owner, line in found:
+            terminalreporter.write_line(f"{owner}: {line}")
 
 
 @pytest.fixture
@@ -508,6 +593,22 @@ def _check_require(item: pytest.Item, fixture: MultihostFixture) -> None:
 
 
 # -- life cycle -----------------------------------------------------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+) -> Generator[None, Any, Any]:
+    """Changes made by a session-scoped fixture belong to the session scope of the journal.
+
+    The fixture may first run during a test of some topology; without this, its changes would be
+    undone at the end of that test or topology while the fixture's value lives on.
+    """
+    mh_session = _session(request.config)
+    if mh_session is None or fixturedef.scope != "session":
+        return (yield)
+    with mh_session.journal.into("session"):
+        return (yield)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
     try:

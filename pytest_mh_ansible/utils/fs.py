@@ -24,8 +24,8 @@ class FileSystem(MultihostUtility["MultihostHost"]):
     """Files and directories through Ansible modules; every change is undone at the end of its scope.
 
     Changes go through ``host.ansible`` (copy, file), so the rollback journal snapshots each path
-    before its first change and restores content, mode, owner and existence after the test (or
-    after the topology or session, for changes made in their setup).
+    before its first change and restores content, mode, owner and existence after the test (after
+    the topology for changes in ``topology_setup``; at the end of the session for ``pytest_setup``).
 
     Example::
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...errors import MultihostError
+from ...errors import MultihostError, PlaybookError
 from ...playbook import PlaybookHostStats, PlaybookResult, TaskResult
 from ..secrets import secrets
 from .collection import collections_dir
@@ -66,6 +66,7 @@ class PlaybookRunner:
         become: bool | None = None,
         revert_paths: Sequence[str] | None = None,
         teardown: str | None = None,
+        raise_on_error: bool | None = None,
     ) -> PlaybookResult:
         """Run a playbook on ``hosts`` and record how to undo what it changed.
 
@@ -73,7 +74,39 @@ class PlaybookRunner:
         (``revert_paths``: snapshot before, restore after the scope) and/or a ``teardown``
         playbook (run at the end of the scope). A change covered by neither is logged as not
         reverted, for the host backup (or the drift check) to catch.
+
+        :param raise_on_error: Raise :class:`~pytest_mh_ansible.errors.PlaybookError` when the
+            playbook fails or cannot be run; None means yes, except in check mode.
+        :raises PlaybookError: See ``raise_on_error``; the undo of what changed is recorded first.
         """
+        result = self._run_recorded(
+            path,
+            hosts,
+            extra_vars=extra_vars,
+            tags=tags,
+            skip_tags=skip_tags,
+            check=check,
+            become=become,
+            revert_paths=revert_paths,
+            teardown=teardown,
+        )
+        if (not check if raise_on_error is None else raise_on_error) and not result.ok:
+            raise PlaybookError(path, [host.name for host in hosts], failure_message(result), result)
+        return result
+
+    def _run_recorded(
+        self,
+        path: str,
+        hosts: Sequence[MultihostHost],
+        *,
+        extra_vars: Mapping[str, Any] | None,
+        tags: Sequence[str] | None,
+        skip_tags: Sequence[str] | None,
+        check: bool,
+        become: bool | None,
+        revert_paths: Sequence[str] | None,
+        teardown: str | None,
+    ) -> PlaybookResult:
         recorder = None if check else self.recorder
         if teardown is not None:
             self.resolve(teardown)  # a wrong teardown path is an error now, not at the end of the scope
@@ -218,6 +251,21 @@ class PlaybookRunner:
             if line.strip():
                 log.debug("%s", line)
         return PlaybookResult(str(playbook), rc, stats, tuple(changed), tuple(failed), stdout)
+
+
+def failure_message(result: PlaybookResult) -> str:
+    """What went wrong in words: each failed task (host, task, Ansible's message), else Ansible's own error."""
+    if result.failed_tasks:
+        return "; ".join(
+            f"{task.host}: task {task.task!r} ({task.action}): {task.msg or 'failed'}" for task in result.failed_tasks
+        )
+    dark = [host for host, stats in result.stats.items() if stats.unreachable]
+    if dark:
+        return f"unreachable: {', '.join(dark)}"
+    lines = [line.rstrip() for line in result.stdout.splitlines() if line.strip()]
+    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("ERROR!", "[ERROR]"))), None)
+    shown = lines[start : start + 12] if start is not None else lines[-12:]
+    return "\n".join(shown) or "ansible-playbook gave no output"
 
 
 def _stats(raw: Mapping[str, Mapping[str, int]]) -> dict[str, PlaybookHostStats]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, final
 import pytest
 
 from ...errors import HostUnreachableError
-from ..session.signals import Interrupts, TestTimer
+from ..session.signals import Interrupts, SignalRelay, TestTimer
 from ..stash import FIXTURE_KEY, MARK_KEY, SESSION_KEY
 from .artifacts import artifact_patterns, artifacts_root, fetch_artifacts, test_directory, utility_patterns
 from .export import WHEN
@@ -199,7 +199,8 @@ class ReportingPlugin:
                 combined = combined.with_name(f"{combined.stem}-{worker}{combined.suffix}")
         self.tap = LogTap(combined)
         self.dead = session.dead
-        self.interrupts = Interrupts(self._say)
+        self.interrupts = Interrupts(self._say, pending=session.journal.pending)
+        self.relay = SignalRelay(self._say)
         self.timer = TestTimer()
         self._failed: dict[str, bool] = {}
         self._skipped: set[str] = set()
@@ -267,21 +268,39 @@ class ReportingPlugin:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self._xdist_controller():
+            self.relay.install()
             return
         self.tap.install()
+        self.interrupts.session = session
         self.interrupts.install()
         self.tap.mark(f"session start: inventory {', '.join(self.session.options.sources)}")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
         self.tap.mark("session teardown")
+        self.interrupts.tearing_down = True
         yield
+        if self.interrupts.received:
+            self._say(f"pytest-mh-ansible: the run ended on {self.interrupts.received}; the rollback and teardown ran")
         if self.config.getoption("mh_show_hosts") and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK
         self.tap.mark(f"session end: exit status {int(session.exitstatus)}")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.interrupts.uninstall()
+        self.relay.uninstall()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodeready(self, node: Any) -> None:
+        """pytest-xdist's controller: remember the worker's pid, to pass SIGTERM and SIGHUP on to it."""
+        try:
+            self.relay.workers[str(node.gateway.id)] = int(node.gateway._rinfo().pid)
+        except Exception as err:  # an execnet without rinfo: the worker only gets what its group gets
+            log.warning("pytest-mh-ansible: no pid for xdist worker %s, signals not passed on: %s", node, err)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        self.relay.workers.pop(str(node.gateway.id), None)
         self.tap.uninstall()
 
     # -- header, --mh-show-hosts -----------------------------------------------------------------
@@ -333,6 +352,7 @@ class ReportingPlugin:
 
     # -- per test --------------------------------------------------------------------------------
     def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self.interrupts.test = nodeid
         self._failed[nodeid] = False
         self.tap.begin(nodeid)
 
@@ -397,9 +417,14 @@ class ReportingPlugin:
             return seconds if seconds > 0 else None
         return self.timeout if MARK_KEY in item.stash else None
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
         self.tap.mark(f"teardown {item.nodeid}")
+        self.interrupts.tearing_down = True
+        try:
+            yield
+        finally:
+            self.interrupts.tearing_down = False
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
@@ -452,6 +477,7 @@ class ReportingPlugin:
                     self._fetch(self.session.host(name), "test", destination / role_name / name)
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self.interrupts.test = None
         lines = self.tap.end()
         if self._xdist_controller():
             return

@@ -243,10 +243,12 @@ class MultihostSession:
             controller_hosts[fixture] = list(hosts) if path.index is None else hosts[path.index]
         active = self.active = ActiveTopology(mark, assignment, hosts_by_slot, controller_hosts)
         self.locks.acquire(self._lock_key(name) for name in assignment.hosts)
-        self.journal.open("topology")
         try:
-            for name in assignment.hosts:
-                self._setup_host(name)
+            # Hosts are set up in the session scope (undone at the end of the session, not of this topology).
+            with self.journal.into("session"):
+                for name in assignment.hosts:
+                    self._setup_host(name)
+            self.journal.open("topology")
             mark.controller._mh_bind(mark, controller_hosts)
             mark.controller.topology_setup(**controller_hosts)
             active.set_up = True
@@ -384,7 +386,15 @@ class _LazyExecutor:
         self._session = session
 
     def run(self, host: str, module: str, args: Mapping[str, Any], **options: Any) -> dict[str, Any]:
-        return self._session.executor.run(host, module, args, **options)
+        """Run a module; a host found unreachable is marked dead at once, and calls to a dead host fail at once."""
+        dead = self._session.dead
+        if host in dead:
+            raise dead.error(host)
+        try:
+            return self._session.executor.run(host, module, args, **options)
+        except HostUnreachableError as err:
+            dead.mark(err.host, err.reason)
+            raise
 
     def close(self) -> None:
         """The session closes its executor."""
