@@ -8,14 +8,16 @@ is loaded (in ``pytest_load_initial_conftests``, before conftests are imported) 
 inventory arguments changed pytest's choice, makes the choice pytest makes without them: rootdir,
 ini file and its values, the ini's ``addopts`` and ``pythonpath``, the conftest cut-off directory.
 
-Private pytest names used (checked against pytest 8.0 to 9.x; one test per use in
-``tests/functional/test_rootdir.py`` and ``tests/unit/test_pytest_internals.py``):
+Private pytest names used (read in pytest 8.0, 8.4 and 9.2; ``tests/unit/test_pytest_internals.py``
+checks that each exists and that the Config ends up as pytest would have made it,
+``tests/functional/test_rootdir.py`` runs pytest as users do):
 
 - ``OptionGroup._addoption`` (a lowercase short option; pytest-xdist takes ``-n`` the same way);
-- ``_pytest.config.findpaths.determine_setup`` and ``parse_override_ini`` (pytest 9);
+- ``_pytest.config.findpaths.determine_setup``, and ``parse_override_ini`` where it exists (pytest 9);
 - ``Config._rootpath``, ``_inipath``, ``inicfg`` (pytest 8) or ``_inicfg`` and
   ``_ignored_config_files`` (pytest 9), ``_inicache``, ``_checkversion``, ``_validate_plugins``,
-  ``_configure_python_path`` and ``_unconfigure_python_path``.
+  ``_configure_python_path`` and ``_unconfigure_python_path`` (pytest 8.1+; 8.0 adds
+  ``pythonpath`` in a later ``pytest_load_initial_conftests`` hook, which sees the right ini file).
 """
 
 from __future__ import annotations

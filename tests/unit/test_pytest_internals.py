@@ -27,3 +27,37 @@ def test_split_inventory_args__every_argparse_form(args: list[str], rest: list[s
 
 def test_split_inventory_args__leaves_short_option_alone_when_another_plugin_owns_it() -> None:
     assert split_inventory_args(["-i", "x", "--mh-inventory=y"], short=False) == (["-i", "x"], ["y"])
+
+
+# -- the pytest internals used, on the installed pytest ------------------------------------------
+def test_pytest_internals__private_names_exist() -> None:
+    """Each private pytest name pytest_internals.py uses; a new pytest that drops one fails here first."""
+    import inspect
+
+    from _pytest.config import findpaths
+
+    assert hasattr(pytest.OptionGroup, "_addoption")
+    params = set(inspect.signature(findpaths.determine_setup).parameters)
+    assert {"inifile", "args", "rootdir_cmd_arg", "invocation_dir"} <= params
+    for name in ("_checkversion", "_validate_plugins", "_configure_python_path", "_unconfigure_python_path"):
+        assert callable(getattr(pytest.Config, name)), name
+
+
+def test_restore_setup__in_process_rootdir_ini_addopts_and_confcutdir(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Config attributes restore_setup sets, read back through pytest's public API."""
+    project = pytester.path / "project"
+    (project / "tests").mkdir(parents=True)
+    (project / "pytest.ini").write_text("[pytest]\naddopts = --strict-markers\nmh_default_domain = app\n")
+    inventory = pytester.path / "elsewhere" / "hosts.ini"
+    inventory.parent.mkdir()
+    inventory.write_text("h1 ansible_connection=local\n")
+    monkeypatch.chdir(project / "tests")
+    config = pytester.parseconfig("-i", str(inventory))
+    assert config.rootpath == project
+    assert config.inipath == project / "pytest.ini"
+    assert config.getini("mh_default_domain") == "app"
+    assert config.option.strict_markers is True
+    assert config.known_args_namespace.confcutdir == str(project)
+    assert config.getoption("mh_inventory") == [str(inventory)]
