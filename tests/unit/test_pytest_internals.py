@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from pytest_mh_ansible._private.pytest_internals import split_inventory_args
@@ -39,8 +41,14 @@ def test_pytest_internals__private_names_exist() -> None:
     assert hasattr(pytest.OptionGroup, "_addoption")
     params = set(inspect.signature(findpaths.determine_setup).parameters)
     assert {"inifile", "args", "rootdir_cmd_arg", "invocation_dir"} <= params
-    for name in ("_checkversion", "_validate_plugins", "_configure_python_path", "_unconfigure_python_path"):
+    for name in ("_checkversion", "_validate_plugins"):
         assert callable(getattr(pytest.Config, name)), name
+    if hasattr(pytest.Config, "_configure_python_path"):  # pytest 8.1+
+        assert callable(pytest.Config._unconfigure_python_path)
+    else:  # pytest 8.0: a plugin adds pythonpath in pytest_load_initial_conftests, after restore_setup
+        import _pytest.python_path
+
+        assert callable(_pytest.python_path.pytest_load_initial_conftests)
 
 
 def test_restore_setup__in_process_rootdir_ini_addopts_and_confcutdir(
@@ -49,7 +57,9 @@ def test_restore_setup__in_process_rootdir_ini_addopts_and_confcutdir(
     """The Config attributes restore_setup sets, read back through pytest's public API."""
     project = pytester.path / "project"
     (project / "tests").mkdir(parents=True)
-    (project / "pytest.ini").write_text("[pytest]\naddopts = --strict-markers\nmh_default_domain = app\n")
+    (project / "pytest.ini").write_text(
+        "[pytest]\naddopts = --strict-markers\nmh_default_domain = app\npythonpath = src\n"
+    )
     inventory = pytester.path / "elsewhere" / "hosts.ini"
     inventory.parent.mkdir()
     inventory.write_text("h1 ansible_connection=local\n")
@@ -61,3 +71,5 @@ def test_restore_setup__in_process_rootdir_ini_addopts_and_confcutdir(
     assert config.option.strict_markers is True
     assert config.known_args_namespace.confcutdir == str(project)
     assert config.getoption("mh_inventory") == [str(inventory)]
+    if hasattr(config, "_configure_python_path"):  # pytest 8.0 adds it later, in its own hook
+        assert str(project / "src") in sys.path
