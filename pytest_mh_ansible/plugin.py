@@ -161,20 +161,20 @@ def pytest_load_initial_conftests(
 
 
 # -- configuration --------------------------------------------------------------------------------
-def _inventory_sources(config: pytest.Config) -> list[str]:
-    """The inventory sources, relative paths made absolute as the user means them.
+def _inventory_sources(config: pytest.Config) -> list[tuple[str, str]]:
+    """The inventory sources as ``(absolute path or host list, as the user wrote it)``.
 
-    A path on the command line or in ``ANSIBLE_INVENTORY`` is relative to the directory pytest was
-    started in (as for every CLI); a path in the ini file is relative to the ini file.
+    A relative path on the command line or in ``ANSIBLE_INVENTORY`` is relative to the directory
+    pytest was started in (as for every CLI); one in the ini file is relative to the ini file.
     """
     started_in = config.invocation_params.dir
-    sources = [_anchored(str(s), started_in) for s in config.getoption("mh_inventory") or []]
-    if not sources:
+    given = [(str(s), started_in) for s in config.getoption("mh_inventory") or []]
+    if not given:
         ini_dir = config.inipath.parent if config.inipath is not None else config.rootpath
-        sources = [_anchored(str(s), ini_dir) for s in config.getini("mh_inventory")]
-    if not sources and os.environ.get("ANSIBLE_INVENTORY"):
-        sources = [_anchored(s, started_in) for s in os.environ["ANSIBLE_INVENTORY"].split(",") if s]
-    return sources
+        given = [(str(s), ini_dir) for s in config.getini("mh_inventory")]
+    if not given and os.environ.get("ANSIBLE_INVENTORY"):
+        given = [(s, started_in) for s in os.environ["ANSIBLE_INVENTORY"].split(",") if s]
+    return [(_anchored(source, base), source) for source, base in given]
 
 
 def _anchored(source: str, base: Path) -> str:
@@ -206,10 +206,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     reporting.register_markers(config)
     config.stash[FIXTURES_KEY] = set()
-    sources = _inventory_sources(config)
+    given = _inventory_sources(config)
     lab_spec = config.getoption("mh_lab")
     if lab_spec:
-        sources.append(_lab_up(config, lab_spec))
+        lab_inventory = _lab_up(config, lab_spec)
+        given.append((lab_inventory, lab_inventory))
+    sources = [source for source, _ in given]
     if not sources:
         config.stash[NO_INVENTORY_KEY] = NO_INVENTORY
         return
@@ -236,6 +238,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"ini option mh_executor: {executor!r} is not 'warm' or 'standard'")
     options = SessionOptions(
         sources=tuple(sources),
+        source_labels=tuple(label for _, label in given),
         executor=executor,
         default_domain=str(config.getini("mh_default_domain") or "default"),
         role_groups=_role_groups(config),
