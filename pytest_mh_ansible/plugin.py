@@ -7,7 +7,6 @@ parametrized as usual (same node ids) and skipped with the reason.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import os
 from collections.abc import Callable, Generator, Iterator
@@ -18,6 +17,7 @@ import pytest
 
 from . import hookspecs
 from ._private.ansible.executor_choice import EXECUTORS
+from ._private.pytest_internals import add_inventory_option, restore_setup
 from ._private.reporting import crash_check, drift_check, export, reporting
 from ._private.secrets import secrets
 from ._private.session.session import MultihostSession, SessionOptions
@@ -47,22 +47,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "Ansible inventory source, as ansible's -i: a file (INI, YAML, JSON), a directory, a script, "
         "an inventory plugin config or a host list 'h1,h2,'. Repeatable."
     )
-    try:
-        # pytest reserves lowercase short options for itself; its private _addoption lets
-        # plugins take one (as pytest-xdist does for -n). Nothing else uses -i.
-        group._addoption(
-            "-i",
-            "--mh-inventory",
-            dest="mh_inventory",
-            action="append",
-            default=[],
-            metavar="INVENTORY",
-            help=inventory_help,
-        )
-    except (ValueError, argparse.ArgumentError):
-        group.addoption(
-            "--mh-inventory", dest="mh_inventory", action="append", default=[], metavar="INVENTORY", help=inventory_help
-        )
+    add_inventory_option(
+        group, dest="mh_inventory", action="append", default=[], metavar="INVENTORY", help=inventory_help
+    )
     group.addoption(
         "--mh-vault-password-file",
         dest="mh_vault_password_file",
@@ -170,14 +157,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, args: list[str], parser: pytest.Parser
+) -> Generator[None, None, None]:
+    """Before conftests and other plugins look at it: the rootdir and ini file pytest picks without ``-i PATH``."""
+    restore_setup(early_config, args, parser)
+    return (yield)
+
+
 # -- configuration --------------------------------------------------------------------------------
-def _inventory_sources(config: pytest.Config) -> list[str]:
-    sources: list[str] = list(config.getoption("mh_inventory") or [])
-    if not sources:
-        sources = [str(s) for s in config.getini("mh_inventory")]
-    if not sources and os.environ.get("ANSIBLE_INVENTORY"):
-        sources = [s for s in os.environ["ANSIBLE_INVENTORY"].split(",") if s]
-    return sources
+def _inventory_sources(config: pytest.Config) -> list[tuple[str, str]]:
+    """The inventory sources as ``(absolute path or host list, as the user wrote it)``.
+
+    A relative path on the command line or in ``ANSIBLE_INVENTORY`` is relative to the directory
+    pytest was started in (as for every CLI); one in the ini file is relative to the ini file.
+    """
+    started_in = config.invocation_params.dir
+    given = [(str(s), started_in) for s in config.getoption("mh_inventory") or []]
+    if not given:
+        ini_dir = config.inipath.parent if config.inipath is not None else config.rootpath
+        given = [(str(s), ini_dir) for s in config.getini("mh_inventory")]
+    if not given and os.environ.get("ANSIBLE_INVENTORY"):
+        given = [(s, started_in) for s in os.environ["ANSIBLE_INVENTORY"].split(",") if s]
+    return [(_anchored(source, base), source) for source, base in given]
+
+
+def _anchored(source: str, base: Path) -> str:
+    if "," in source:  # a host list, "h1,h2,"
+        return source
+    path = Path(os.path.expanduser(source))
+    return path.as_posix() if path.is_absolute() else os.path.normpath(base / path)
 
 
 def _role_groups(config: pytest.Config) -> dict[str, str]:
@@ -207,10 +217,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     reporting.register_markers(config)
     config.stash[FIXTURES_KEY] = set()
-    sources = _inventory_sources(config)
+    given = _inventory_sources(config)
     lab_spec = config.getoption("mh_lab")
     if lab_spec:
-        sources.append(_lab_up(config, lab_spec))
+        lab_inventory = _lab_up(config, lab_spec)
+        given.append((lab_inventory, lab_inventory))
+    sources = [source for source, _ in given]
     if not sources:
         config.stash[NO_INVENTORY_KEY] = NO_INVENTORY
         return
@@ -240,6 +252,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"ini option mh_executor: {executor!r} is not 'warm' or 'standard'")
     options = SessionOptions(
         sources=tuple(sources),
+        source_labels=tuple(label for _, label in given),
         executor=executor,
         default_domain=str(config.getini("mh_default_domain") or "default"),
         role_groups=_role_groups(config),

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_mh_ansible._private.lab import registry
 from pytest_mh_ansible._private.lab.lab import Lab, LabHost, labs_root
 from pytest_mh_ansible._private.lab.spec import INIT_SYSTEMS, LabSpec, LabUserSpec
 from pytest_mh_ansible._private.lab.state import STATE_FILE
@@ -46,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--password", action="store_true", help="give root a generated password too")
     for name, text in (
         ("down", "tear a lab down"),
-        ("status", "show a lab's hosts"),
+        ("status", "show a lab's hosts; without --name or --dir, list every lab that is up"),
         ("inventory", "print the path of a lab's inventory"),
     ):
         common(actions.add_parser(name, help=text))
@@ -57,6 +58,14 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--revert", action="store_true", help="run revert.yml instead (what the rollback ran)")
     replay.add_argument("--secrets", type=Path, metavar="FILE", help="a YAML file with the mh_secret_N values")
     return parser
+
+
+def _directory(args: argparse.Namespace) -> Path:
+    """Where the lab named by --dir or --name (default 'lab') lives: --dir, the registry, or the labs root."""
+    if args.dir is not None:
+        return Path(args.dir)
+    name = args.name or "lab"
+    return registry.lookup(name) or labs_root() / name
 
 
 def _spec(args: argparse.Namespace) -> LabSpec:
@@ -82,7 +91,7 @@ def _spec(args: argparse.Namespace) -> LabSpec:
 def _lab_to_bring_up(args: argparse.Namespace) -> Lab:
     """``lab up --name X`` alone re-ups the recorded lab X as it was; any spec option gives a new spec."""
     spec_options = (args.spec, args.host, args.subnet, args.init, args.package, args.user, args.password)
-    directory = args.dir or labs_root() / (args.name or "lab")
+    directory = _directory(args)
     if not any(spec_options) and (directory / STATE_FILE).exists():
         return Lab.from_directory(directory)
     spec = _spec(args)
@@ -91,7 +100,7 @@ def _lab_to_bring_up(args: argparse.Namespace) -> Lab:
 
 def _lab(args: argparse.Namespace) -> Lab:
     """The lab named by --dir or --name (its recorded spec), for down/status/inventory."""
-    directory = args.dir or labs_root() / (args.name or "lab")
+    directory = _directory(args)
     try:
         return Lab.from_directory(directory)
     except LabError:
@@ -100,12 +109,38 @@ def _lab(args: argparse.Namespace) -> Lab:
         raise
 
 
+def _labs_up() -> list[Lab]:
+    """Every lab with a recorded state: those in the registry, and older ones under the labs root."""
+    directories = dict.fromkeys(registry.entries().values())
+    if labs_root().is_dir():
+        directories.update(dict.fromkeys(p.parent for p in sorted(labs_root().glob(f"*/{STATE_FILE}"))))
+    labs = []
+    for directory in directories:
+        try:
+            labs.append(Lab.from_directory(directory))
+        except LabError:  # brought down meanwhile, or a stale registry entry
+            continue
+    return sorted(labs, key=lambda lab: lab.spec.name)
+
+
+def _labs_table(labs: Sequence[Lab]) -> str:
+    rows = [("LAB", "HOSTS", "RUNNING", "DIRECTORY")]
+    for lab in labs:
+        hosts = lab.status()
+        rows.append((lab.spec.name, str(len(hosts)), str(sum(h.running for h in hosts)), str(lab.directory)))
+    return _columns(rows)
+
+
 def _table(hosts: Sequence[LabHost]) -> str:
     rows = [("HOST", "ROLES", "ADDRESS", "INIT", "PID", "RUNNING")]
     rows += [
         (h.name, ",".join(h.roles) or "-", h.address, h.init, str(h.pid or "-"), "yes" if h.running else "no")
         for h in hosts
     ]
+    return _columns(rows)
+
+
+def _columns(rows: Sequence[tuple[str, ...]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
 
@@ -129,14 +164,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             if lab.passwords_path.exists():
                 print(f"passwords:  {lab.passwords_path}")
         elif args.action == "down":
-            directory = args.dir or labs_root() / (args.name or "lab")
+            directory = _directory(args)
             if not directory.exists():
+                if args.dir is None:  # a registry entry whose directory was removed by hand
+                    with registry.locked(args.name or "lab"):
+                        registry.unregister(args.name or "lab", directory)
                 print(f"no lab at {directory}: nothing to do")
                 return 0
             started = time.monotonic()
             lab = _lab(args)
             lab.down()
             print(f"lab {lab.spec.name!r} is down in {time.monotonic() - started:.2f} s")
+        elif args.action == "status" and args.name is None and args.dir is None:
+            labs = _labs_up()
+            print(_labs_table(labs) if labs else "no lab is up")
         elif args.action == "status":
             lab = _lab(args)
             print(_table(lab.status()))

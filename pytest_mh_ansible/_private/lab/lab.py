@@ -15,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, final
 
-from pytest_mh_ansible._private.lab import network
+from pytest_mh_ansible._private.lab import network, registry
 from pytest_mh_ansible._private.lab.boot import host_keys, launch_host, prepare_layers, wait_ready
 from pytest_mh_ansible._private.lab.inventory import (
     InventoryHost,
@@ -214,7 +214,14 @@ class Lab:
         check_machine()
         if any(self.spec.init_of(h) == "systemd" for h in self.spec.hosts):
             check_systemd()
-        with self._lock():
+        with registry.locked(self.spec.name), self._lock():
+            elsewhere = registry.lookup(self.spec.name)
+            if elsewhere is not None and elsewhere != self._directory and (elsewhere / STATE_FILE).exists():
+                # the name's bridge, netns and cgroups are taken by the lab there
+                raise LabError(
+                    f"lab {self.spec.name!r} is already up in {elsewhere}: bring it down first "
+                    f"(pytest-mh-ansible lab down --name {self.spec.name})"
+                )
             state = self._state()
             if state is not None:
                 if state.spec == self.spec.to_dict() and self.is_up:
@@ -271,6 +278,7 @@ class Lab:
                 secrets=passwords,
             )
             state.save(directory)  # from here on, 'down' knows what to remove
+            registry.register(spec.name, directory)  # ... and 'down --name' finds it
             network.create_bridge(names.bridge, bridge_address(subnet), subnet)
             for host in hosts:
                 network.create_host_link(
@@ -377,7 +385,7 @@ class Lab:
 
         :raises LabError: Something could not be removed (its cause is a TeardownExceptionGroup naming each).
         """
-        with self._lock():
+        with registry.locked(self.spec.name), self._lock():
             self._down()
 
     def _down(self) -> None:
@@ -400,6 +408,8 @@ class Lab:
                 shutil.rmtree(self._directory)
             except OSError as err:
                 errors.append(LabError(f"lab {self.spec.name!r}: cannot remove {self._directory}: {err}"))
+        if not errors and not (self._directory / STATE_FILE).exists():
+            registry.unregister(self.spec.name, self._directory)  # kept after a failure: 'down' can try again
         if errors:
             group = TeardownExceptionGroup(f"lab {self.spec.name!r}: teardown failed", errors)
             message = "; ".join(str(e) for e in errors)

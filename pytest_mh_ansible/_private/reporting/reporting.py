@@ -273,7 +273,7 @@ class ReportingPlugin:
         self.tap.install()
         self.interrupts.session = session
         self.interrupts.install()
-        self.tap.mark(f"session start: inventory {', '.join(self.session.options.sources)}")
+        self.tap.mark(f"session start: inventory {self.session.options.shown_sources}")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
@@ -307,7 +307,7 @@ class ReportingPlugin:
     def _hosts_lines(self) -> list[str]:
         session = self.session
         count = len(session.host_infos)
-        lines = [f"mh-ansible inventory: {', '.join(session.options.sources)} ({count} host{'s' * (count != 1)})"]
+        lines = [f"mh-ansible inventory: {session.options.shown_sources} ({count} host{'s' * (count != 1)})"]
         for domain, roles in session.roles_map().items():
             mapping = "; ".join(f"{role}: {', '.join(hosts)}" for role, hosts in roles.items())
             lines.append(f"mh-ansible domain {domain!r}: {mapping}")

@@ -44,6 +44,12 @@ class SessionOptions:
     playbook_dirs: tuple[str, ...] = ()
     executor: ExecutorName = "warm"  # how modules run (a host's mh_executor variable wins)
     record_calls: bool = False  # keep every call that may change a host (--mh-export-playbooks)
+    source_labels: tuple[str, ...] = ()  # ``sources`` as the user wrote them (``sources`` are absolute)
+
+    @property
+    def shown_sources(self) -> str:
+        """The inventory sources as the user wrote them, for messages and reports."""
+        return ", ".join(self.source_labels or self.sources)
 
 
 class SessionEvents(Protocol):
@@ -170,7 +176,7 @@ class MultihostSession:
         known = self._resolved.get(mark.name)
         if known is None:
             if not self.host_infos:
-                sources = ", ".join(self.options.sources)
+                sources = self.options.shown_sources
                 known = f"topology {mark.name!r} needs hosts ({mark.topology.describe()}); inventory {sources} has none"
             else:
                 known = assign(mark.name, mark.topology, self.host_infos)
