@@ -10,7 +10,8 @@ the bottom (docs/architecture.md draws them):
 4. hosts, roles, utilities, topology marks;
 5. the session;
 6. reporting;
-7. the plugin, its hooks, the command line and the package facade.
+7. the plugin, its hooks, the command line and the package facade;
+8. the pytest-mh compatibility layer (``compat``), written against the public API above it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (5, ("_private.session", "_private.session.*")),
     (6, ("_private.reporting", "_private.reporting.*", "_private.stash")),
     (7, ("plugin", "hookspecs", "_private.cli", "_private", "__init__")),
+    (8, ("compat", "compat.*")),
 ]
 
 
