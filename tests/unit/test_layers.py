@@ -29,7 +29,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
         1,
         ("errors", "topology", "playbook", "_private.secrets", "_private.teardown", "_private.ansible.executor_choice"),
     ),
-    (2, ("conn", "_private.ansible", "_private.ansible.*", "lab", "_private.lab", "_private.lab.*")),
+    (2, ("conn", "_private.ansible", "_private.ansible.*", "lab", "_private.lab", "_private.lab.*", "_private.mhc")),
     (3, ("rollback", "modules", "_private.rollback", "_private.rollback.*")),
     (4, ("host", "role", "utility", "utils", "utils.*", "controller", "backup", "multihost", "marks", "registry")),
     (5, ("_private.session", "_private.session.*")),
