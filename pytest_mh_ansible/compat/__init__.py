@@ -20,21 +20,21 @@ Example (a pytest-mh suite's conftest.py, unchanged)::
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, TypeAlias
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
 import pytest
 
+from .. import BackupTopologyController as _BackupTopologyController
 from .. import (
-    BackupTopologyController,
     KnownTopologyBase,
     KnownTopologyGroupBase,
     MultihostFixture,
     TeardownExceptionGroup,
     Topology,
-    TopologyController,
     TopologyDomain,
     TopologyMark,
 )
+from .. import TopologyController as _TopologyController
 from .config import MultihostConfig, MultihostDomain, MultihostPlugin
 from .host import MultihostBackupHost, MultihostHost, MultihostOSFamily
 from .itemdata import MultihostItemData
@@ -48,6 +48,21 @@ from .utility import (
     mh_utility_postpone_setup,
     mh_utility_used,
 )
+
+ConfigT = TypeVar("ConfigT")
+
+
+class TopologyController(_TopologyController, Generic[ConfigT]):
+    """pytest-mh's ``TopologyController[ConfigType]``: this project's controller, subscriptable as there.
+
+    Its hooks get the topology's hosts by their fixture names (``topology_setup(self, client, server)``).
+    """
+
+
+class BackupTopologyController(_BackupTopologyController, TopologyController[ConfigT], Generic[ConfigT]):
+    """pytest-mh's ``BackupTopologyController[ConfigType]``: backs the topology's backup hosts up after
+    ``topology_setup`` and restores them after each test (hosts need ``auto_restore=False``)."""
+
 
 MultihostArtifactsType: TypeAlias = Literal[
     "pytest_setup", "pytest_teardown", "topology_setup", "topology_teardown", "test"

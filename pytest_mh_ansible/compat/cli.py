@@ -15,7 +15,8 @@ class CLIBuilder:
     """Build a command line from ``{name: (CLIBuilder.option.X, value)}``, as pytest-mh's ``host.cli`` does.
 
     ``PLAIN`` adds ``--name value``; ``VALUE`` the same with the value quoted in :meth:`command`;
-    ``SWITCH`` adds ``--name`` when the value is true; ``POSITIONAL`` adds the value alone. A
+    ``SWITCH`` adds ``--name`` when the value is true; ``POSITIONAL`` adds the value alone (quoted
+    in :meth:`command`). A
     ``None`` entry or value is left out; a list repeats the option for each item. A name that
     starts with ``-`` is used as it is. Unlike pytest-mh, quoted values are escaped.
 
@@ -65,7 +66,7 @@ class CLIBuilder:
                 continue
             for item in value if isinstance(value, list | tuple) else [value]:
                 text = str(item)
-                if kind is CLIBuilder.option.VALUE and quote_value:
+                if kind in (CLIBuilder.option.VALUE, CLIBuilder.option.POSITIONAL) and quote_value:
                     text = _quote(text)
                 if kind is CLIBuilder.option.POSITIONAL:
                     argv.append(text)

@@ -125,7 +125,7 @@ def test_compat__cli_builder_builds_command_argv_and_args() -> None:
         "user": (CLIBuilder.option.POSITIONAL, "user1"),
     }
     assert cli.command("useradd", args) == (
-        "useradd --name 'it'\"'\"'s me' --uid 1000 --force --group 'a' --group 'b' -s /bin/sh user1"
+        "useradd --name 'it'\"'\"'s me' --uid 1000 --force --group 'a' --group 'b' -s /bin/sh 'user1'"
     )
     assert cli.argv("useradd", args) == [
         "useradd", "--name", "it's me", "--uid", "1000", "--force", "--group", "a", "--group", "b", "-s", "/bin/sh",
@@ -275,7 +275,7 @@ def test_compat__config_and_domain_classes_make_hosts_and_roles() -> None:
     assert domain.hosts_by_role("client") == [host]
     assert type(domain.create_role(None, host)) is _Client  # type: ignore[arg-type]
     assert host.shell.name == "bash"
-    assert host.cli.command("id", {"user": (host.cli.option.POSITIONAL, "root")}) == "id root"
+    assert host.cli.command("id", {"user": (host.cli.option.POSITIONAL, "root")}) == "id 'root'"
     with pytest.raises(pytest_mh_ansible.MultihostError, match="no domain 'nope'"):
         config.domain("nope")
 
