@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -289,3 +290,44 @@ def test_compat__real_pytest_mh_is_not_installed_here() -> None:
     # The alias hides a real pytest-mh; the unit tests' venv has none, so nothing is hidden.
     assert not _alias.real_pytest_mh_installed()
     assert os.environ.get("PYTEST_MH_REAL") is None
+
+
+class _FsHost:
+    """What LinuxFileSystem needs of a host: a name, a connection and the journal."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.name = self.hostname = "local"
+        self.conn = conn
+        self.journal = pytest_mh_ansible.RollbackJournal()
+
+
+def test_compat__linux_fs_changes_are_one_command_each_and_undone_with_the_scope(
+    conn: Connection, tmp_path: Any
+) -> None:
+    from pytest_mh_ansible.compat.utils.fs import LinuxFileSystem
+
+    existing = tmp_path / "existing.conf"
+    existing.write_text("old\n")
+    existing.chmod(0o600)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    (gone / "inner").write_text("x")
+    host = _FsHost(conn)
+    fs = LinuxFileSystem(host)  # type: ignore[arg-type]
+    host.journal.open("test")
+    fs.write(str(existing), "new\n", mode="0644")
+    fs.append(str(existing), "more\n")
+    assert fs.read(str(existing)) == "new\nmore"
+    fs.mkdir_p(str(tmp_path / "a" / "b" / "c"))
+    fs.rm(str(gone))
+    tmp = fs.mktmp("temp")
+    assert Path(tmp).read_text() == "temp"
+    fs.sed("s/new/NEW/", str(existing))
+    assert existing.read_text() == "NEW\nmore\n"
+    assert len(host.journal.entries()) == 4  # one entry per path, whatever the number of changes
+    host.journal.close("test")
+    assert existing.read_text() == "old\n"
+    assert existing.stat().st_mode & 0o777 == 0o600
+    assert (gone / "inner").read_text() == "x"
+    assert not (tmp_path / "a").exists()
+    assert not os.path.exists(tmp)
