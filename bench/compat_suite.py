@@ -37,6 +37,8 @@ PYTEST_MH = "pytest-mh==1.0.30"
 # pytest-mh 1.0.30 loses topology names from node ids on pytest 9 (docs/coming-from-pytest-mh.md).
 PYTEST_FOR_PYTEST_MH = "pytest>=8.4,<9"
 HOSTS = {"client1": "client", "server1": "server"}
+# variant -> the inventory it uses (pytest-mh reads mhc.yaml and ignores it)
+VARIANTS = {"pytest-mh": "ssh", "ours-ssh": "ssh", "ours-paramiko": "paramiko"}
 FINGERPRINT = (
     "find /etc /root -xdev -path /root/.ansible -prune -o -printf '%p %s %m %u\\n' | sort | sha256sum | cut -c1-16;"
     " ls -d /tmp/mhcompat* 2>/dev/null | wc -l"
@@ -76,8 +78,11 @@ def compat_lab(name: str, directory: Path | None = None) -> Iterator[Lab]:
         yield lab
 
 
-def write_configs(lab: Lab, directory: Path) -> tuple[Path, Path]:
-    """``mhc.yaml`` for pytest-mh, and ``hosts.yml`` converted from it by ``pytest-mh-ansible convert-mhc``."""
+def write_configs(lab: Lab, directory: Path) -> tuple[Path, dict[str, Path]]:
+    """``mhc.yaml`` for pytest-mh, and the inventories ``convert-mhc`` makes from it, by ssh plugin.
+
+    :returns: The mhc path, and ``{"ssh": hosts.yml, "paramiko": hosts-paramiko.yml}``.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     addresses = {h.name: h.address for h in lab.hosts}
     mhc = {
@@ -102,15 +107,18 @@ def write_configs(lab: Lab, directory: Path) -> tuple[Path, Path]:
     }
     mhc_path = directory / "mhc.yaml"
     mhc_path.write_text(yaml.safe_dump(mhc, sort_keys=False))
-    inventory = directory / "hosts.yml"
     cli = Path(sys.executable).parent / "pytest-mh-ansible"
-    subprocess.run(
-        [str(cli), "convert-mhc", str(mhc_path), "-o", str(inventory), "--no-host-key-checking"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return mhc_path, inventory
+    inventories: dict[str, Path] = {}
+    for plugin in ("ssh", "paramiko"):
+        inventory = inventories[plugin] = directory / ("hosts.yml" if plugin == "ssh" else f"hosts-{plugin}.yml")
+        subprocess.run(
+            [str(cli), "convert-mhc", str(mhc_path), "-o", str(inventory), "--no-host-key-checking",
+             "--ssh-plugin", plugin],
+            check=True,
+            capture_output=True,
+            text=True,
+        )  # fmt: skip
+    return mhc_path, inventories
 
 
 def _suite_copy(directory: Path) -> Path:
@@ -122,7 +130,7 @@ def _suite_copy(directory: Path) -> Path:
 
 
 def run_suite(tool: str, directory: Path, mhc: Path, inventory: Path, tag: str = "") -> dict[str, Any]:
-    """Run the suite with ``tool`` (``pytest-mh`` or ``ours``); returns outcomes, wall time and exit code."""
+    """Run the suite with ``tool`` (``pytest-mh``, else ours with ``inventory``); outcomes, wall time, exit code."""
     work = _suite_copy(directory)
     junit = directory / f"junit-{tool}{tag}.xml"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "MH_"))}
@@ -173,17 +181,17 @@ def main() -> int:
     work = Path("/tmp") / f"{args.lab}-work"
     runs: list[dict[str, Any]] = []
     with compat_lab(args.lab) as lab:
-        mhc, inventory = write_configs(lab, work)
+        mhc, inventories = write_configs(lab, work)
         before = fingerprints(lab)
         for n in range(args.rounds):
-            order = ["pytest-mh", "ours"] if n % 2 == 0 else ["ours", "pytest-mh"]
+            order = list(VARIANTS) if n % 2 == 0 else list(reversed(VARIANTS))
             for tool in order:
-                run = run_suite(tool, work, mhc, inventory, tag=f"-{n}")
+                run = run_suite(tool, work, mhc, inventories[VARIANTS[tool]], tag=f"-{n}")
                 run["round"] = n
                 run["hosts_as_before"] = fingerprints(lab) == before
                 print(f"round {n} {tool}: rc={run['rc']} wall={run['wall_s']} s as_before={run['hosts_as_before']}")
                 runs.append(run)
-    walls = {tool: sorted(r["wall_s"] for r in runs if r["tool"] == tool) for tool in ("pytest-mh", "ours")}
+    walls = {tool: sorted(r["wall_s"] for r in runs if r["tool"] == tool) for tool in VARIANTS}
     medians = {tool: values[len(values) // 2] for tool, values in walls.items()}
     same = all(r["outcomes"] == runs[0]["outcomes"] for r in runs)
     report = {
@@ -191,7 +199,10 @@ def main() -> int:
         "pytest_mh": PYTEST_MH,
         "load_average": os.getloadavg(),
         "median_wall_s": medians,
-        "ratio_ours_to_pytest_mh": round(medians["ours"] / medians["pytest-mh"], 3),
+        "ratio_to_pytest_mh": {
+            tool: round(medians[tool] / medians["pytest-mh"], 3) for tool in VARIANTS if tool != "pytest-mh"
+        },
+        "variants": {"pytest-mh": "mhc.yaml (libssh)", "ours-ssh": "hosts.yml", "ours-paramiko": "hosts-paramiko.yml"},
         "same_outcomes_in_every_run": same,
         "runs": runs,
     }

@@ -55,6 +55,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip ssh host key checks, as pytest-mh does (adds ansible_ssh_common_args)",
     )
+    convert.add_argument(
+        "--ssh-plugin",
+        choices=("ssh", "paramiko"),
+        default="ssh",
+        help="connection plugin of ssh hosts: ssh (OpenSSH, default) or paramiko (in-process, as pytest-mh)",
+    )
     for name, text in (
         ("down", "tear a lab down"),
         ("status", "show a lab's hosts"),
@@ -164,7 +170,13 @@ def _convert_mhc(args: argparse.Namespace) -> int:
             from pytest_mh_ansible._private.ansible.vault import vault_encrypter
 
             encrypt = vault_encrypter(args.vault_password_file)
-        conversion = convert_mhc(data, source=source, encrypt=encrypt, host_key_checking=not args.no_host_key_checking)
+        conversion = convert_mhc(
+            data,
+            source=source,
+            encrypt=encrypt,
+            host_key_checking=not args.no_host_key_checking,
+            ssh_plugin=args.ssh_plugin,
+        )
     except (OSError, yaml.YAMLError, ValueError, MultihostError) as err:
         print(f"pytest-mh-ansible: convert-mhc: {source}: {err}" if source not in str(err) else
               f"pytest-mh-ansible: convert-mhc: {err}", file=sys.stderr)  # fmt: skip

@@ -38,6 +38,7 @@ def convert_mhc(
     source: str,
     encrypt: Callable[[str], str] | None = None,
     host_key_checking: bool = True,
+    ssh_plugin: str = "ssh",
 ) -> Conversion:
     """Convert a pytest-mh configuration (the parsed ``mhc.yaml``) to an Ansible inventory.
 
@@ -48,9 +49,13 @@ def convert_mhc(
 
     :param source: The file's name, for messages.
     :param encrypt: Encrypts passwords (as vault values); None keeps them in plain text.
-    :param host_key_checking: False adds ssh options that skip host key checks, as pytest-mh does.
+    :param host_key_checking: False skips host key checks, as pytest-mh does.
+    :param ssh_plugin: The connection plugin of ``type: ssh`` hosts: ``ssh`` (OpenSSH) or ``paramiko``
+        (in-process, as pytest-mh's libssh; cheaper per command on a busy controller).
     :raises ValueError: The file is not a pytest-mh configuration (naming the file and the place).
     """
+    if ssh_plugin not in ("ssh", "paramiko"):
+        raise ValueError(f"{source}: ssh plugin {ssh_plugin!r} is not 'ssh' or 'paramiko'")
     if not isinstance(data, Mapping) or not isinstance(data.get("domains"), list) or not data["domains"]:
         raise ValueError(f"{source}: not a pytest-mh configuration: it needs a non-empty list 'domains'")
     conversion = Conversion({"all": {}})
@@ -91,7 +96,13 @@ def convert_mhc(
             hostvars: dict[str, Any] = {"mh_role": role}
             hostvars.update(
                 _connection(
-                    host, name, f"{here} ({name})", encrypt=encrypt, host_key_checking=host_key_checking, warn=warn
+                    host,
+                    name,
+                    f"{here} ({name})",
+                    encrypt=encrypt,
+                    host_key_checking=host_key_checking,
+                    ssh_plugin=ssh_plugin,
+                    warn=warn,
                 )
             )
             family = (host.get("os") or {}).get("family") if isinstance(host.get("os"), Mapping) else None
@@ -115,6 +126,7 @@ def _connection(
     *,
     encrypt: Callable[[str], str] | None,
     host_key_checking: bool,
+    ssh_plugin: str,
     warn: Callable[[str], None],
 ) -> dict[str, Any]:
     conn = host.get("conn") or {"type": "ssh"}
@@ -128,7 +140,7 @@ def _connection(
 
     if kind == "ssh":
         _unknown(conn, _SSH_KEYS, f"{where}.conn", warn)
-        out["ansible_connection"] = "ssh"
+        out["ansible_connection"] = ssh_plugin
         out["ansible_host"] = str(conn.get("host") or name)
         if conn.get("port"):
             out["ansible_port"] = int(conn["port"])
@@ -147,7 +159,10 @@ def _connection(
             out["ansible_password"] = secret(PYTEST_MH_DEFAULT_PASSWORD)
             warn(f"{where}.conn: no password and no key: pytest-mh's default password was written")
         if not host_key_checking:
-            out["ansible_ssh_common_args"] = _NO_HOST_KEY_CHECKING
+            if ssh_plugin == "ssh":
+                out["ansible_ssh_common_args"] = _NO_HOST_KEY_CHECKING
+            else:
+                out["ansible_host_key_checking"] = False
     elif kind in _CONTAINER_PLUGINS:
         _unknown(conn, _CONTAINER_KEYS, f"{where}.conn", warn)
         if not conn.get("container"):

@@ -87,6 +87,15 @@ def test_mhc__passwords_as_vault_values(tmp_path: Path, capsys: pytest.CaptureFi
     assert "StrictHostKeyChecking=no" in server.variables["ansible_ssh_common_args"]
 
 
+def test_mhc__paramiko_plugin_for_ssh_hosts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, _ = _convert(tmp_path, capsys, "--ssh-plugin", "paramiko", "--no-host-key-checking")
+    inventory = Inventory.load([str(out)], basedir=str(tmp_path))
+    hosts = {host.name: host.variables for host in inventory.hosts}
+    assert hosts["client1"]["ansible_connection"] == "paramiko"
+    assert hosts["client1"]["ansible_host_key_checking"] is False
+    assert hosts["box1"]["ansible_connection"] == "containers.podman.podman"
+
+
 def test_mhc__bad_file_is_one_line_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     mhc = tmp_path / "mhc.yaml"
     mhc.write_text(

@@ -40,10 +40,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
 
 @pytest.fixture(scope="module")
-def configs(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+def configs(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, Path]]:
     work = tmp_path_factory.mktemp("compat")
-    mhc, inventory = compat_suite.write_configs(lab, work)
-    return work, mhc, inventory
+    mhc, inventories = compat_suite.write_configs(lab, work)
+    return work, mhc, inventories
 
 
 def _check(run: dict[str, Any]) -> dict[str, str]:
@@ -55,21 +55,23 @@ def _check(run: dict[str, Any]) -> dict[str, str]:
     return results
 
 
-def test_compat_suite__runs_unchanged_through_the_layer(lab: Lab, configs: tuple[Path, Path, Path]) -> None:
-    work, mhc, inventory = configs
+def test_compat_suite__runs_unchanged_through_the_layer_on_paramiko(
+    lab: Lab, configs: tuple[Path, Path, dict[str, Path]]
+) -> None:
+    work, mhc, inventories = configs
     before = compat_suite.fingerprints(lab)
-    run = compat_suite.run_suite("ours", work, mhc, inventory)
+    run = compat_suite.run_suite("ours-paramiko", work, mhc, inventories["paramiko"])
     results = _check(run)
     assert len(results) == 22
     assert compat_suite.fingerprints(lab) == before
 
 
-def test_compat_suite__same_outcomes_as_pytest_mh(lab: Lab, configs: tuple[Path, Path, Path]) -> None:
-    work, mhc, inventory = configs
+def test_compat_suite__same_outcomes_as_pytest_mh(lab: Lab, configs: tuple[Path, Path, dict[str, Path]]) -> None:
+    work, mhc, inventories = configs
     before = compat_suite.fingerprints(lab)
-    theirs = compat_suite.run_suite("pytest-mh", work, mhc, inventory)
+    theirs = compat_suite.run_suite("pytest-mh", work, mhc, inventories["ssh"])
     assert compat_suite.fingerprints(lab) == before
-    ours = compat_suite.run_suite("ours", work, mhc, inventory)
+    ours = compat_suite.run_suite("ours-ssh", work, mhc, inventories["ssh"])
     assert compat_suite.fingerprints(lab) == before
     assert theirs["outcomes"] == ours["outcomes"], (theirs["output_tail"], ours["output_tail"])
     _check(theirs)
