@@ -60,8 +60,8 @@ class MultihostHost(_MultihostHost, Generic[DomainT]):
         self.cli = CLIBuilder(self.shell)
         artifacts = confdict.get("artifacts") or []
         self.configured_artifacts: Any = artifacts
-        timeout = variables.get("mh_command_timeout", DEFAULT_TIMEOUT)
-        self._mh_timeout = float(timeout) if timeout is not None else DEFAULT_TIMEOUT
+        timeout = variables.get("mh_command_timeout")
+        self._mh_timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
         self._mh_compat_conn: Connection | None = None
         domain.hosts.append(self)
 
