@@ -581,28 +581,56 @@ def mh_topology_name(mh_topology_mark: TopologyMark | None) -> str | None:
 
 
 def _check_require(item: pytest.Item, fixture: MultihostFixture) -> None:
-    """``@pytest.mark.require(condition, reason)``: call condition with the fixtures it names."""
-    available: dict[str, Any] = {"mh": fixture, **fixture.fixtures}
+    """``@pytest.mark.require(condition, reason)``: call condition with the fixtures it names.
+
+    As in pytest-mh, the condition gets, by name, the topology's role fixtures, the test's other
+    fixtures already set up, and ``mh``; a ``**kwargs`` parameter receives all of them, and a
+    parameter with a default value is only passed when such a fixture exists.
+    """
+    funcargs = getattr(item, "funcargs", {})
+    available: dict[str, Any] = {**funcargs, **fixture.fixtures, "mh": fixture}
     for marker in item.iter_markers("require"):
         args = list(marker.args)
         condition = args[0] if args else marker.kwargs.get("condition")
         reason = args[1] if len(args) > 1 else marker.kwargs.get("reason", "")
         if not callable(condition):
             raise MultihostError(f"{item.nodeid}: @pytest.mark.require needs a callable condition, got {condition!r}")
-        params = inspect.signature(condition).parameters
-        missing = [name for name in params if name not in available]
-        if missing:
-            raise MultihostError(
-                f"{item.nodeid}: @pytest.mark.require condition asks for {', '.join(missing)}, "
-                f"which topology {fixture.topology_name!r} does not give"
-            )
-        outcome = condition(**{name: available[name] for name in params})
+        outcome = condition(**_require_arguments(item, fixture, condition, available))
         if isinstance(outcome, tuple):
             ok, why = bool(outcome[0]), str(outcome[1]) if len(outcome) > 1 and outcome[1] else str(reason)
         else:
             ok, why = bool(outcome), str(reason)
         if not ok:
             pytest.skip(why or f"requirement of {item.nodeid} not met")
+
+
+def _require_arguments(
+    item: pytest.Item, fixture: MultihostFixture, condition: Callable[..., Any], available: dict[str, Any]
+) -> dict[str, Any]:
+    """The keyword arguments of a ``require`` condition: what it names, all for ``**kwargs``, defaults left alone."""
+    try:
+        params = inspect.signature(condition).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: give it everything by name
+        return dict(available)
+    kinds = inspect.Parameter
+    if any(p.kind is kinds.VAR_KEYWORD for p in params):
+        return dict(available)
+    arguments: dict[str, Any] = {}
+    missing: list[str] = []
+    for param in params:
+        if param.kind in (kinds.VAR_POSITIONAL, kinds.POSITIONAL_ONLY):
+            continue
+        if param.name in available:
+            arguments[param.name] = available[param.name]
+        elif param.default is kinds.empty:
+            missing.append(param.name)
+    if missing:
+        raise MultihostError(
+            f"{item.nodeid}: @pytest.mark.require condition asks for {', '.join(missing)}, "
+            f"which topology {fixture.topology_name!r} does not give "
+            f"(it gives: {', '.join(sorted(available))})"
+        )
+    return arguments
 
 
 # -- life cycle -----------------------------------------------------------------------------------

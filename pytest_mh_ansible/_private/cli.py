@@ -1,4 +1,4 @@
-"""The ``pytest-mh-ansible`` command: ``lab up``, ``lab down``, ``lab status``, ``lab inventory`` and ``replay``."""
+"""The ``pytest-mh-ansible`` command: ``lab up|down|status|inventory``, ``replay`` and ``convert-mhc``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from pytest_mh_ansible._private.lab import registry
 from pytest_mh_ansible._private.lab.lab import Lab, LabHost, labs_root
@@ -45,6 +47,21 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--package", action="append", default=[], metavar="PKG", help="make a package installable")
     up.add_argument("--user", metavar="NAME", help="create a non-root user with a password and sudo")
     up.add_argument("--password", action="store_true", help="give root a generated password too")
+    convert = commands.add_parser("convert-mhc", help="write a pytest-mh mhc.yaml as an Ansible inventory")
+    convert.add_argument("mhc", type=Path, help="the pytest-mh configuration (mhc.yaml)")
+    convert.add_argument("-o", "--output", type=Path, help="write the inventory here (default: stdout)")
+    convert.add_argument("--vault-password-file", help="encrypt passwords as vault values with this password file")
+    convert.add_argument(
+        "--no-host-key-checking",
+        action="store_true",
+        help="skip ssh host key checks, as pytest-mh does (adds ansible_ssh_common_args)",
+    )
+    convert.add_argument(
+        "--ssh-plugin",
+        choices=("ssh", "paramiko"),
+        default="ssh",
+        help="connection plugin of ssh hosts: ssh (OpenSSH, default) or paramiko (in-process, as pytest-mh)",
+    )
     for name, text in (
         ("down", "tear a lab down"),
         ("status", "show a lab's hosts; without --name or --dir, list every lab that is up"),
@@ -148,6 +165,8 @@ def _columns(rows: Sequence[tuple[str, ...]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (1 for a lab error, with its message on stderr)."""
     args = _parser().parse_args(argv)
+    if args.command == "convert-mhc":
+        return _convert_mhc(args)
     try:
         if args.command == "replay":
             from pytest_mh_ansible._private.reporting.export import replay
@@ -187,6 +206,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MultihostError as err:
         print(f"pytest-mh-ansible: error: {err}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _convert_mhc(args: argparse.Namespace) -> int:
+    """``convert-mhc``: the inventory on stdout (or ``-o``), each warning on stderr; 1 on a bad file."""
+    from pytest_mh_ansible._private.mhc import convert_mhc, dump_inventory
+
+    source = str(args.mhc)
+    try:
+        data = yaml.safe_load(args.mhc.read_text())
+        encrypt = None
+        if args.vault_password_file:
+            from pytest_mh_ansible._private.ansible.vault import vault_encrypter
+
+            encrypt = vault_encrypter(args.vault_password_file)
+        conversion = convert_mhc(
+            data,
+            source=source,
+            encrypt=encrypt,
+            host_key_checking=not args.no_host_key_checking,
+            ssh_plugin=args.ssh_plugin,
+        )
+    except (OSError, yaml.YAMLError, ValueError, MultihostError) as err:
+        print(f"pytest-mh-ansible: convert-mhc: {source}: {err}" if source not in str(err) else
+              f"pytest-mh-ansible: convert-mhc: {err}", file=sys.stderr)  # fmt: skip
+        return 1
+    for line in conversion.warnings:
+        print(f"pytest-mh-ansible: convert-mhc: warning: {line}", file=sys.stderr)
+    text = dump_inventory(conversion, args.mhc.name)
+    if args.output:
+        args.output.write_text(text)
+    else:
+        sys.stdout.write(text)
     return 0
 
 

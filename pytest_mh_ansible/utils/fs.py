@@ -93,8 +93,9 @@ class FileSystem(MultihostUtility["MultihostHost"]):
     def append(self, path: str, contents: str, *, dedent: bool = True) -> bool:
         """Append ``contents`` to ``path`` (created when missing); undone after the test."""
         text = textwrap.dedent(contents).lstrip("\n") if dedent else contents
-        old = self.host.conn.run(f"cat -- {shlex.quote(path)}", raise_on_error=False)
-        current = old.stdout if old.rc == 0 else ""
+        # The sentinel keeps the file's last newline whatever a connection does with trailing newlines.
+        old = self.host.conn.run(f"cat -- {shlex.quote(path)} && echo .", raise_on_error=False)
+        current = old.stdout.rstrip("\n")[:-1] if old.rc == 0 else ""
         return self._run("ansible.builtin.copy", dest=path, content=current + text)
 
     def mkdir(self, path: str, *, mode: str | None = None, user: str | None = None, group: str | None = None) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ansible import constants as C
@@ -38,6 +38,7 @@ __all__ = [
     "load_vault_secrets",
     "origin_of",
     "vault_context",
+    "vault_encrypter",
 ]
 
 VaultSecrets = list[tuple[str, VaultSecret]]
@@ -269,3 +270,21 @@ def add_secret_leaves(data: Any) -> None:
     elif isinstance(data, str):
         # strings only: masking every '389' of a vaulted port would mangle all output
         secrets.add(str(data))
+
+
+def vault_encrypter(password_file: str) -> Callable[[str], str]:
+    """A function that encrypts a string as ``ansible-vault encrypt_string`` does, with ``password_file``.
+
+    The file is read (or run, when executable) as ``ansible-vault`` would.
+
+    :raises InventoryError: The password file cannot be read or run.
+    """
+    loader = DataLoader()
+    secrets_ = load_vault_secrets(loader, [password_file], [])
+    _label, secret = secrets_[0]
+
+    def encrypt(value: str) -> str:
+        encrypted: bytes = VaultLib(secrets_).encrypt(value, secret)
+        return encrypted.decode()
+
+    return encrypt

@@ -191,8 +191,7 @@ class MultihostSession:
         host = self._hosts.get(name)
         if host is None:
             info = self._infos[name]
-            cls = self.registry.host_class(info.roles)
-            host = cls(name, roles=info.roles, domain=info.domain, variables=self.inventory.host(name).variables)
+            host = self.registry.make_host(name, info.roles, info.domain, self.inventory.host(name).variables)
             host._mh_attach(
                 HostServices(
                     connection=lambda: self._connection(host),
@@ -333,9 +332,7 @@ class MultihostSession:
 
     def new_fixture(self, active: ActiveTopology) -> MultihostFixture:
         registry = self.registry
-        return MultihostFixture(
-            active, lambda mh, role, host: registry.role_class(role)(mh, role, host), self.playbooks
-        )
+        return MultihostFixture(active, registry.make_role, self.playbooks)
 
     def shutdown(self) -> list[Exception]:
         """End of session: leave the topology, ``pytest_teardown`` every set-up host, close connections."""
