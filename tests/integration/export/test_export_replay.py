@@ -139,7 +139,7 @@ def run(*command: str | os.PathLike[str], cwd: Path) -> subprocess.CompletedProc
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         "ANSIBLE_NOCOLOR": "1",
         # pytester's HOME is deep: ~/.ansible/cp would pass the 108-byte limit of a socket path
-        "ANSIBLE_SSH_CONTROL_PATH_DIR": tempfile.mkdtemp(prefix="mh-cp-", dir="/tmp"),
+        "ANSIBLE_SSH_CONTROL_PATH_DIR": tempfile.mkdtemp(prefix="mh-replay-", dir="/tmp"),
     }
     proc = subprocess.run([str(c) for c in command], cwd=cwd, env=env, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, f"{command} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}"
