@@ -160,6 +160,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "mh_verify_exclude", "Globs the drift check leaves out (besides its defaults).", type="linelist", default=[]
     )
+    parser.addini(
+        "mh_secret_vars",
+        "Extra glob patterns of variable and argument names whose values are secrets (besides *password*, "
+        "*passwd*, *passphrase*, *secret*, *token*, *key*, *credential*, *_pass).",
+        type="linelist",
+        default=[],
+    )
     parser.addini("mh_unreachable", "What tests that need an unreachable host do: error or skip.", default="error")
     parser.addini("mh_executor", "How modules run on the hosts: warm (default) or standard.", default="warm")
 
@@ -196,6 +203,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     reporting.register_markers(config)
     config.stash[FIXTURES_KEY] = set()
+    secrets.set_name_patterns([str(p) for p in config.getini("mh_secret_vars")])
     sources = _inventory_sources(config)
     lab_spec = config.getoption("mh_lab")
     if lab_spec:
@@ -208,11 +216,14 @@ def pytest_configure(config: pytest.Config) -> None:
     vault_files = list(config.getoption("mh_vault_password_file") or [])
     if not vault_files and config.getini("mh_vault_password_file"):
         vault_files = [str(config.getini("mh_vault_password_file"))]
+    # Relative to the rootdir, as the inventory reads them; playbooks run elsewhere, so absolute.
+    vault_files = [_absolute(config, path) for path in vault_files]
+    vault_ids = [_absolute_vault_id(config, vault_id) for vault_id in config.getoption("mh_vault_id") or []]
     try:
         inventory = Inventory.load(
             sources,
             vault_password_files=vault_files,
-            vault_ids=list(config.getoption("mh_vault_id") or []),
+            vault_ids=vault_ids,
             limit=config.getoption("mh_limit"),
             basedir=str(config.rootpath),
         )
@@ -231,6 +242,7 @@ def pytest_configure(config: pytest.Config) -> None:
         role_groups=_role_groups(config),
         unreachable=unreachable,
         vault_password_files=tuple(vault_files),
+        vault_ids=tuple(vault_ids),
         playbook_dirs=tuple(_playbook_dirs(config)),
     )
     try:
@@ -265,6 +277,21 @@ class _HookEvents:
 
     def session_teardown(self, hosts: list[MultihostHost], errors: list[Exception]) -> None:
         self._hook.pytest_mh_session_teardown(hosts=hosts, errors=errors)
+
+
+def _absolute(config: pytest.Config, path: str) -> str:
+    full = os.path.expanduser(path)
+    return full if os.path.isabs(full) else str(config.rootpath / full)
+
+
+def _absolute_vault_id(config: pytest.Config, vault_id: str) -> str:
+    """``label@file`` (or ``file``) with the file made absolute; ``label@prompt`` is left to the inventory."""
+    label, sep, path = vault_id.partition("@")
+    if not sep:
+        return _absolute(config, vault_id)
+    if path in ("prompt", "prompt_ask_vault_pass"):
+        return vault_id
+    return f"{label}@{_absolute(config, path)}"
 
 
 def _playbook_dirs(config: pytest.Config) -> list[str]:
@@ -534,6 +561,23 @@ def _mask_report(report: pytest.TestReport) -> None:
         if masked != text:
             report.longrepr = masked
     report.sections = [(title, secrets.mask(content)) for title, content in report.sections]
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own explanation, which would show the values
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, right: object) -> list[str] | None:
+    """A failed comparison that involves a secret shows ``<secret #1> == <secret #2>``.
+
+    Each secret keeps its own number, so the reader sees whether two masked values differ
+    without seeing either; pytest's own diff (which would show them) is not made.
+    """
+    shown_left, shown_right = secrets.describe(left), secrets.describe(right)
+    if shown_left is None and shown_right is None:
+        return None
+    return [
+        f"{shown_left if shown_left is not None else secrets.mask(repr(left))} {op} "
+        f"{shown_right if shown_right is not None else secrets.mask(repr(right))}",
+        "(secret values are shown by number: the same number is the same value)",
+    ]
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own teardown of the remaining fixtures (Ctrl-C)
