@@ -21,6 +21,7 @@ from .errors import (
     RollbackError,
     TeardownExceptionGroup,
     TopologyMarkError,
+    UnsafePathError,
 )
 from .host import MultihostHost
 from .marks import KnownTopologyBase, KnownTopologyGroupBase, TopologyMark
@@ -108,5 +109,6 @@ __all__ = [
     "TopologyMark",
     "TopologyMarkError",
     "TrafficControl",
+    "UnsafePathError",
     "Users",
 ]

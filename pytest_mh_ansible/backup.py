@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -57,7 +58,7 @@ class MultihostBackupHost(MultihostHost):
     def backup(self, name: str | None = None) -> str:
         """Snapshot the backup paths under ``name`` (outside the journal); returns the name."""
         name = name or self.backup_name
-        self.conn.run(f"mkdir -p -m 0700 {SNAPSHOT_DIR}")
+        self.conn.run(f"mkdir -p -m 0700 {shlex.quote(SNAPSHOT_DIR)}")
         self._modules_run(
             "mh_ansible.rollback.snapshot",
             paths=self.mh_backup_paths(),
@@ -75,7 +76,7 @@ class MultihostBackupHost(MultihostHost):
 
     def remove_backup(self, name: str | None = None) -> None:
         """Delete snapshot ``name`` from the host."""
-        self.conn.run(f"rm -rf {SNAPSHOT_DIR}/{name or self.backup_name}")
+        self.conn.run(f"rm -rf -- {shlex.quote(f'{SNAPSHOT_DIR}/{name or self.backup_name}')}")
 
     def _modules_run(self, module: str, **kwargs: Any) -> None:
         # The rollback collection's own modules are never recorded by the journal.
