@@ -38,6 +38,10 @@ DEFAULT_SECRET_VARS = (
 # paths and public data (ansible_ssh_private_key_file, ssh_public_key), never masked for their name.
 _NOT_SECRET_NAMES = ("*_file", "*_path", "*_dir", "*public*", "*_checking")
 
+# Variable and argument names are identifiers (``api_key``, ``X-Api-Key``). A key with "/", "." or a
+# space is data: a path such as /etc/passwd or /etc/ssh/ssh_host_rsa_key in a fingerprint is not a secret.
+_NAME_SHAPE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
 # A value shorter than this is masked only where it stands whole (an argument or a variable), never
 # inside other text: "root" as a password must not turn "uid=0(root)" into "uid=0(********)".
 MIN_SUBSTRING_LEN = 6
@@ -78,6 +82,8 @@ class SecretStore:
 
     def is_secret_name(self, name: str) -> bool:
         """True for names of variables or arguments that hold secrets (``ansible_password``, ``api_key``)."""
+        if not _NAME_SHAPE.fullmatch(name):
+            return False
         lowered = name.lower()
         return bool(self._names.match(lowered)) and not self._not_names.match(lowered)
 

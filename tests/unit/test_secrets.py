@@ -105,3 +105,13 @@ def test_clear__forgets_values(store: SecretStore) -> None:
     store.clear()
     assert store.mask("s3cr3t-value") == "s3cr3t-value"
     assert store.describe("s3cr3t-value") is None
+
+
+@pytest.mark.parametrize("key", ["/etc/passwd", "/etc/ssh/ssh_host_ed25519_key", "/etc/security/opasswd", "a.key"])
+def test_is_secret_name__paths_and_dotted_keys_are_data_not_names(store: SecretStore, key: str) -> None:
+    assert not store.is_secret_name(key)
+
+
+def test_mask_data__fingerprint_of_account_files_stays_comparable(store: SecretStore) -> None:
+    state = {"paths": {"/etc/passwd": {"type": "file", "sha256": "ab12"}, "/etc/ssh/host_key": {"sha256": "cd34"}}}
+    assert store.mask_data(state) == state
