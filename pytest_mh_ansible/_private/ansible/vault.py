@@ -195,11 +195,13 @@ def check_vaulted_vars_files(
     vault_secrets: VaultSecrets,
     base: str,
 ) -> None:
-    """Decrypt whole-file vaults in group_vars/host_vars up front, to name the file that fails.
+    """Read the group_vars/host_vars files up front, to name the file that fails.
 
-    ansible-core reports "A vault password must be specified to decrypt data." without the
-    file. Only files that Ansible will load are checked: ``names`` maps ``group_vars`` and
-    ``host_vars`` to the groups and hosts of the inventory.
+    Whole-file vaults are decrypted (ansible-core reports "A vault password must be specified
+    to decrypt data." without the file) and every other vars file is parsed (ansible-core
+    reports a YAML error against the first host that reads it). Only files that Ansible will
+    load are checked: ``names`` maps ``group_vars`` and ``host_vars`` to the groups and hosts of
+    the inventory.
     """
     for inventory_dir in sorted(set(inventory_dirs)):
         for kind, known in names.items():
@@ -219,6 +221,20 @@ def check_vaulted_vars_files(
                     if is_vault_encrypted_file(file):
                         check_vaulted_file(file, display_path(file, base), vault_secrets)
                         add_secret_leaves(loader.load_from_file(file, unsafe=True))
+                    elif os.path.splitext(file)[1] in _VARS_EXTENSIONS:
+                        _check_parses(loader, file, display_path(file, base))
+
+
+_VARS_EXTENSIONS = ("", ".yml", ".yaml", ".json")
+
+
+def _check_parses(loader: DataLoader, path: str, label: str) -> None:
+    """Parse a vars file now: Ansible would report its syntax error later against a host, not the file."""
+    try:
+        loader.load_from_file(path, unsafe=True)
+    except AnsibleError as err:
+        message = " ".join(str(err.message).split())
+        raise InventoryError(label, f"cannot be parsed: {secrets.mask(message)}") from None
 
 
 def check_inline_vault(value: Any, key: str, vault_secrets: VaultSecrets, host: str, base: str) -> None:
