@@ -48,11 +48,11 @@ class PlaybookRunner:
         if candidate.is_absolute():
             if candidate.is_file():
                 return candidate
-        else:
-            for base in self.search_dirs:
-                full = Path(base) / candidate
-                if full.is_file():
-                    return full.resolve()
+            raise MultihostError(f"playbook {path!r} not found")
+        for base in self.search_dirs:
+            full = Path(base) / candidate
+            if full.is_file():
+                return full.resolve()
         where = ", ".join(self.search_dirs) or "."
         raise MultihostError(f"playbook {path!r} not found (looked in {where})")
 
