@@ -350,7 +350,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             mark_class=_mark_class(config),
         )
     except TopologyMarkError as err:
-        pytest.fail(str(err), pytrace=False)
+        error = str(err)
+    else:
+        error = ""
+    if error:  # outside the except block: the message is printed once, without "During handling..."
+        pytest.fail(error, pytrace=False)
     for name in (PARAM, "mh"):
         if name not in metafunc.fixturenames:
             metafunc.fixturenames.append(name)
@@ -396,6 +400,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     never = set(config.getoption("mh_not_topology") or [])
     exact = bool(config.getoption("mh_exact_topology"))
     xdist = config.pluginmanager.hasplugin("xdist")
+    if only:
+        _check_topology_names(only, items)
     kept: list[pytest.Item] = []
     deselected: list[pytest.Item] = []
     for item in items:
@@ -427,6 +433,18 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if MARK_KEY in item.stash:
             groups.setdefault(item.stash[MARK_KEY].name, []).append(item)
     items[:] = plain + [item for group in groups.values() for item in group]
+
+
+def _check_topology_names(wanted: set[str], items: list[pytest.Item]) -> None:
+    """``--mh-topology NAME`` that no collected test has is a typo, not an empty selection."""
+    known = sorted({mark.name for mark in map(_item_mark, items) if mark is not None})
+    unknown = sorted(wanted - set(known))
+    if unknown:
+        names = ", ".join(repr(name) for name in unknown)
+        raise pytest.UsageError(
+            f"--mh-topology {names}: no collected test has this topology "
+            f"(known: {', '.join(known) if known else 'none, no collected test has a topology'})"
+        )
 
 
 # -- fixtures -------------------------------------------------------------------------------------

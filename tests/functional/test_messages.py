@@ -35,3 +35,36 @@ def test_messages__failed_snapshot_is_reported_as_the_users_module(one_host: pyt
     out = result.stdout.str()
     assert "E       pytest_mh_ansible.errors.ModuleError: client1: module mh_ansible.rollback.snapshot" not in out
     assert "During handling" not in out
+
+
+def test_messages__unknown_topology_name_is_a_usage_error_listing_the_known(one_host: pytest.Pytester) -> None:
+    one_host.makepyfile(
+        test_t="""
+        import pytest
+
+        @pytest.mark.topology(client=1)
+        def test_a(client):
+            pass
+        """
+    )
+    result = one_host.runpytest_subprocess("-i", "hosts.ini", "--mh-topology", "client")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --mh-topology 'client': no collected test has this topology (known: client1)"])
+    result = one_host.runpytest_subprocess("-i", "hosts.ini", "--mh-topology", "client1")
+    result.assert_outcomes(passed=1)
+
+
+def test_messages__malformed_topology_marker_is_printed_once(one_host: pytest.Pytester) -> None:
+    one_host.makepyfile(
+        test_bad="""
+        import pytest
+
+        @pytest.mark.topology("just-a-name", "and-junk", "more")
+        def test_x(mh):
+            pass
+        """
+    )
+    result = one_host.runpytest_subprocess("-i", "hosts.ini")
+    out = result.stdout.str()
+    assert out.count("test_bad.py::test_x: invalid arguments for @pytest.mark.topology: args=") == 1
+    assert "During handling" not in out
