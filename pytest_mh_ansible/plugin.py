@@ -417,7 +417,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             else:
                 resolved = mh_session.resolve(mark)
                 if isinstance(resolved, str):
-                    item.add_marker(pytest.mark.skip(reason=resolved))
+                    item.add_marker(pytest.mark.skip(reason=_with_limit(config, resolved)))
                 elif exact and not mh_session.uses_whole_inventory(resolved):
                     deselected.append(item)
                     continue
@@ -433,6 +433,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if MARK_KEY in item.stash:
             groups.setdefault(item.stash[MARK_KEY].name, []).append(item)
     items[:] = plain + [item for group in groups.values() for item in group]
+
+
+def _with_limit(config: pytest.Config, reason: str) -> str:
+    """A skip reason that says when ``--mh-limit`` took hosts away: the inventory is bigger than it looks."""
+    limit = config.getoption("mh_limit")
+    return f"{reason} (with --mh-limit {limit!r}: only the hosts it matches are used)" if limit else reason
 
 
 def _check_topology_names(wanted: set[str], items: list[pytest.Item]) -> None:
@@ -464,7 +470,7 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
         pytest.skip(request.config.stash.get(NO_INVENTORY_KEY, NO_INVENTORY))
     active = mh_session.enter(mark)
     if active.skip_reason:
-        pytest.skip(active.skip_reason)
+        pytest.skip(_with_limit(request.config, active.skip_reason))
     mh_session.check(active)
     fixture = mh_session.new_fixture(active)
     item.stash[FIXTURE_KEY] = fixture

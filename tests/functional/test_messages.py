@@ -68,3 +68,60 @@ def test_messages__malformed_topology_marker_is_printed_once(one_host: pytest.Py
     out = result.stdout.str()
     assert out.count("test_bad.py::test_x: invalid arguments for @pytest.mark.topology: args=") == 1
     assert "During handling" not in out
+
+
+def test_messages__skip_reason_names_the_limit(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".ini", hosts=f"[client]\nclient1 {LOCAL}\n\n[server]\nserver1 {LOCAL}\n")
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    pytester.makepyfile(
+        test_l="""
+        import pytest
+
+        @pytest.mark.topology(client=1, server=1)
+        def test_pair(client, server):
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-i", "hosts.ini", "--mh-limit", "client*", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED * needs 1 host with role 'server'* (with --mh-limit 'client*': only the hosts it matches are used)"]
+    )
+
+
+UNREACHABLE = f"""\
+[client]
+client1 {LOCAL}
+
+[server]
+server1 ansible_host=127.0.0.1 ansible_port=9 ansible_user=root
+"""
+
+
+def test_messages__never_answered_host_and_its_skips_point_at_the_tests(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".ini", hosts=UNREACHABLE)
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    pytester.makepyfile(
+        test_u="""
+        import pytest
+
+        @pytest.mark.topology(server=1)
+        def test_first(server):
+            server.host.conn.run("true")
+
+        @pytest.mark.topology(server=1)
+        def test_second(server):
+            pass
+
+        @pytest.mark.topology(server=1)
+        def test_third(server):
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-i", "hosts.ini", "--mh-unreachable=skip", "-rs")
+    out = result.stdout.str()
+    assert "stopped answering" not in out
+    result.stdout.fnmatch_lines(
+        ["SKIPPED [[]*] test_u.py:*: host 'server1' is unreachable: it did not answer earlier in this session*"]
+    )
+    assert "reporting.py" not in out
