@@ -21,7 +21,16 @@ from ._private.ansible.executor_choice import EXECUTORS
 from ._private.reporting import crash_check, drift_check, reporting
 from ._private.secrets import secrets
 from ._private.session.session import MultihostSession, SessionOptions
-from ._private.stash import FIXTURE_KEY, FIXTURES_KEY, LAB_KEY, MARK_KEY, NO_INVENTORY_KEY, SESSION_KEY
+from ._private.stash import (
+    FIXTURE_KEY,
+    FIXTURES_KEY,
+    LAB_KEY,
+    MARK_KEY,
+    NO_INVENTORY_KEY,
+    REGISTRY_KEY,
+    SESSION_KEY,
+    TOPOLOGY_NAMES_KEY,
+)
 from .errors import InventoryError, LabError, MultihostError, TeardownExceptionGroup, TopologyMarkError
 from .host import MultihostHost
 from .marks import TopologyMark, expand_topology_marks
@@ -332,8 +341,38 @@ def _session(config: pytest.Config) -> MultihostSession | None:
 
 # -- parametrization ------------------------------------------------------------------------------
 def _mark_class(config: pytest.Config) -> type[TopologyMark]:
+    """The project's mark class (``registry.topology_mark``), with or without an inventory.
+
+    Without an inventory the plugin stays inert, but the project's markers must still parse as
+    they would with one (same node ids, skipped with the reason), so its registrations are asked.
+    """
     session = _session(config)
-    return session.registry.mark_class if session is not None else TopologyMark
+    if session is not None:
+        return session.registry.mark_class
+    registry = config.stash.get(REGISTRY_KEY, None)
+    if registry is None:
+        from .registry import Registry
+
+        registry = config.stash[REGISTRY_KEY] = Registry()
+        config.hook.pytest_mh_register(registry=registry)
+    return registry.mark_class
+
+
+def _check_topology_name_shapes(config: pytest.Config, nodeid: str, marks: list[TopologyMark]) -> str:
+    """Why ``marks`` clash with a topology of the same name but another shape in an earlier test ("" if none).
+
+    The session sets a topology up once per name: two shapes under one name would silently share the first.
+    """
+    seen = config.stash.setdefault(TOPOLOGY_NAMES_KEY, {})
+    for mark in marks:
+        first = seen.setdefault(mark.name, (nodeid, mark))
+        other_id, other = first
+        if other is not mark and other.topology != mark.topology:
+            return (
+                f"{nodeid}: topology {mark.name!r} ({mark.topology.describe()}) has the name of a different topology "
+                f"in {other_id} ({other.topology.describe()}); give one of them another name"
+            )
+    return ""
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -352,7 +391,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     except TopologyMarkError as err:
         error = str(err)
     else:
-        error = ""
+        error = _check_topology_name_shapes(config, metafunc.definition.nodeid, marks)
     if error:  # outside the except block: the message is printed once, without "During handling..."
         pytest.fail(error, pytrace=False)
     for name in (PARAM, "mh"):
