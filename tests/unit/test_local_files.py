@@ -127,3 +127,17 @@ def test_backup__remove_quotes_the_snapshot_name(name: str) -> None:
     fake: Any = SimpleNamespace(conn=SimpleNamespace(run=commands.append), backup_name="default")
     MultihostBackupHost.remove_backup(fake, name)
     assert shlex.split(commands[0]) == ["rm", "-rf", "--", f"{SNAPSHOT_DIR}/{name}"]
+
+
+@needs_root
+def test_lab_package_cache__apts_own_partial_dir_is_left_to_apt(tmp_path: Path) -> None:
+    from pytest_mh_ansible._private.lab.packages import ensure_packages
+
+    cache = tmp_path / "cache" / "debs"
+    ensure_packages([], cache)
+    os.chown(cache / "partial", 42, 0)  # apt-get download hands it to its _apt user
+    ensure_packages([], cache)
+    assert _mode(cache) == 0o755
+    os.chmod(cache, 0o777)
+    with pytest.raises(UnsafePathError, match="debs: can be written by others"):
+        ensure_packages([], cache)

@@ -45,8 +45,10 @@ def ensure_packages(packages: Sequence[str], cache: Path) -> list[Path]:
 
     :raises LabError: A package does not exist or cannot be downloaded.
     """
-    for directory in (cache.parent, cache, cache / "partial"):
+    for directory in (cache.parent, cache):
         private_dir(directory, 0o755)  # the .debs are installed as root in the hosts
+    # apt's own download area: apt hands it to its sandbox user (_apt), so it is not ours to check
+    (cache / "partial").mkdir(mode=0o700, exist_ok=True)
     with os.fdopen(open_private(cache.parent / "debs.lock", os.O_WRONLY | os.O_CREAT, 0o600), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if packages:
