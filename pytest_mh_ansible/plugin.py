@@ -225,9 +225,7 @@ def pytest_configure(config: pytest.Config) -> None:
     vault_files = list(config.getoption("mh_vault_password_file") or [])
     if not vault_files and config.getini("mh_vault_password_file"):
         vault_files = [str(config.getini("mh_vault_password_file"))]
-    # Relative to the rootdir, as the inventory reads them; playbooks run elsewhere, so absolute.
-    vault_files = [_absolute(config, path) for path in vault_files]
-    vault_ids = [_absolute_vault_id(config, vault_id) for vault_id in config.getoption("mh_vault_id") or []]
+    vault_ids = list(config.getoption("mh_vault_id") or [])
     try:
         inventory = Inventory.load(
             sources,
@@ -250,8 +248,10 @@ def pytest_configure(config: pytest.Config) -> None:
         default_domain=str(config.getini("mh_default_domain") or "default"),
         role_groups=_role_groups(config),
         unreachable=unreachable,
-        vault_password_files=tuple(vault_files),
-        vault_ids=tuple(vault_ids),
+        # Relative to the rootdir, as the inventory read them (its errors name them as written);
+        # playbooks run in another directory, so they get them absolute.
+        vault_password_files=tuple(_absolute(config, path) for path in vault_files),
+        vault_ids=tuple(_absolute_vault_id(config, vault_id) for vault_id in vault_ids),
         playbook_dirs=tuple(_playbook_dirs(config)),
     )
     try:
