@@ -70,6 +70,9 @@ PLAYBOOK = """\
     - name: Show the extra var
       ansible.builtin.debug:
         msg: "extra {{ extra_pw }} and {{ api_key }}"
+    - name: Show the vaulted word of the playbook's own vars file
+      ansible.builtin.debug:
+        msg: "vaulted {{ vault_word }}"
 """
 
 
@@ -104,4 +107,6 @@ def test_secrets__vault_id_reaches_playbooks_and_extra_vars_are_masked(pytester:
     assert EXTRA_PW not in out
     assert LONG_KEY not in out
     assert "no vault secrets" not in out
+    assert "the-vaulted-word-19" not in out
+    result.stdout.fnmatch_lines(["*vaulted [*][*][*][*][*][*][*][*]*"])
     result.stdout.fnmatch_lines(["*extra [*][*][*][*][*][*][*][*] and [*][*][*][*][*][*][*][*]*"])

@@ -161,8 +161,12 @@ class PlaybookRunner:
         private = tempfile.mkdtemp(prefix="mh-playbook-")
         # Own ssh multiplexing sockets: the session's connections never share a master with the playbook.
         env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = os.path.join(private, "cp")
-        # Secret-named extra vars are secrets like the inventory's: masked in the playbook's output too.
+        # Secret-named extra vars and the vault values of the playbook's own vars files are secrets like
+        # the inventory's: masked in the playbook's output too.
         secrets.add_from_vars(extra_vars or {})
+        from .vault import register_playbook_vault_values  # imports ansible: not before a playbook runs
+
+        register_playbook_vault_values(str(playbook.parent))
         shown = secrets.mask_data(dict(extra_vars or {}), values=True)
         log.info("playbook %s on %s (extra vars: %s)", playbook, ", ".join(hosts), shown)
         try:

@@ -37,6 +37,7 @@ __all__ = [
     "is_vault_encrypted_file",
     "load_vault_secrets",
     "origin_of",
+    "register_playbook_vault_values",
     "vault_context",
 ]
 
@@ -285,3 +286,67 @@ def add_secret_leaves(data: Any) -> None:
     elif isinstance(data, str):
         # strings only: masking every '389' of a vaulted port would mangle all output
         secrets.add(str(data))
+
+
+_PLAYBOOK_VARS_DIRS = ("vars", "group_vars", "host_vars")
+_MAX_SCANNED = 500
+
+
+def _playbook_vars_files(directory: str) -> Iterator[str]:
+    """The files next to a playbook that it may load vars from: its dir, vars/, group_vars/, host_vars/, roles."""
+    roots = [os.path.join(directory, sub) for sub in _PLAYBOOK_VARS_DIRS]
+    roles = os.path.join(directory, "roles")
+    if os.path.isdir(roles):
+        for role in sorted(os.listdir(roles)):
+            roots += [os.path.join(roles, role, "vars"), os.path.join(roles, role, "defaults")]
+    with contextlib.suppress(OSError):
+        for entry in sorted(os.listdir(directory)):
+            full = os.path.join(directory, entry)
+            if os.path.isfile(full) and os.path.splitext(entry)[1] in (".yml", ".yaml"):
+                yield full
+    for root in roots:
+        for top, _, files in sorted(os.walk(root)):
+            for name in sorted(files):
+                if os.path.splitext(name)[1] in _VARS_EXTENSIONS:
+                    yield os.path.join(top, name)
+
+
+def _add_encrypted_values(data: Any) -> None:
+    if isinstance(data, EncryptedString):
+        decrypt_value(data)
+    elif isinstance(data, Mapping):
+        for value in data.values():
+            _add_encrypted_values(value)
+    elif isinstance(data, list | tuple):
+        for item in data:
+            _add_encrypted_values(item)
+
+
+def register_playbook_vault_values(directory: str) -> None:
+    """Register as secrets the vault values a playbook in ``directory`` may load (its vars files, its roles').
+
+    ``ansible-playbook`` decrypts them in its own process; without this, a task that prints one
+    would show it in the playbook's output. Files that cannot be read or decrypted are left for
+    ``ansible-playbook`` to report.
+    """
+    context = VaultSecretsContext.current(optional=True)
+    vault_secrets = list(context.secrets) if context is not None else []
+    if not vault_secrets:
+        return
+    loader = DataLoader()
+    loader.set_vault_secrets(vault_secrets)
+    for count, path in enumerate(_playbook_vars_files(directory)):
+        if count >= _MAX_SCANNED:
+            break
+        try:
+            with open(path, "rb") as file:
+                if b"$ANSIBLE_VAULT" not in file.read(4_000_000):
+                    continue
+            with vault_context(vault_secrets):
+                data = loader.load_from_file(path, unsafe=True)
+                if is_vault_encrypted_file(path):
+                    add_secret_leaves(data)
+                else:
+                    _add_encrypted_values(data)
+        except (OSError, AnsibleError):
+            continue
