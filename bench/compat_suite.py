@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "tests" / "compat" / "suite"
 VENV = Path(__file__).resolve().parent / ".venv-pytest-mh"
 PYTEST_MH = "pytest-mh==1.0.30"
-# pytest-mh 1.0.30 loses topology names from node ids on pytest 9 (docs/coming-from-pytest-mh.md).
+# pytest-mh 1.0.30 loses topology names from node ids on pytest 9 (docs/migrating-from-pytest-mh.md).
 PYTEST_FOR_PYTEST_MH = "pytest>=8.4,<9"
 HOSTS = {"client1": "client", "server1": "server"}
 # variant -> the inventory it uses (pytest-mh reads mhc.yaml and ignores it)

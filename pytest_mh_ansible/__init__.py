@@ -22,6 +22,7 @@ from .errors import (
     RollbackError,
     TeardownExceptionGroup,
     TopologyMarkError,
+    UnsafePathError,
 )
 from .host import MultihostHost
 from .marks import KnownTopologyBase, KnownTopologyGroupBase, TopologyMark
@@ -111,5 +112,6 @@ __all__ = [
     "TopologyMark",
     "TopologyMarkError",
     "TrafficControl",
+    "UnsafePathError",
     "Users",
 ]

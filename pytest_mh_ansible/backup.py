@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -71,7 +72,7 @@ class MultihostBackupHost(MultihostHost):
     def backup(self, name: str | None = None) -> Any:
         """Snapshot the backup paths under ``name`` (outside the journal); returns the name (the backup data)."""
         name = name or self.backup_name
-        self.conn.run(f"mkdir -p -m 0700 {SNAPSHOT_DIR}")
+        self.conn.run(f"mkdir -p -m 0700 {shlex.quote(SNAPSHOT_DIR)}")
         self._modules_run(
             "mh_ansible.rollback.snapshot",
             paths=self.mh_backup_paths(),
@@ -89,7 +90,7 @@ class MultihostBackupHost(MultihostHost):
 
     def remove_backup(self, name: Any = None) -> None:
         """Delete snapshot ``name`` (what :meth:`backup` returned) from the host."""
-        self.conn.run(f"rm -rf {SNAPSHOT_DIR}/{name or self.backup_name}")
+        self.conn.run(f"rm -rf -- {shlex.quote(f'{SNAPSHOT_DIR}/{name or self.backup_name}')}")
 
     def _modules_run(self, module: str, **kwargs: Any) -> None:
         # The rollback collection's own modules are never recorded by the journal.

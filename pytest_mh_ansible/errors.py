@@ -20,6 +20,7 @@ __all__ = [
     "RollbackError",
     "TeardownExceptionGroup",
     "TopologyMarkError",
+    "UnsafePathError",
 ]
 
 
@@ -178,6 +179,19 @@ class RollbackError(MultihostError):
 
 class LabError(MultihostError):
     """The local lab could not be brought up, inspected or torn down."""
+
+
+class UnsafePathError(MultihostError):
+    """A local directory or file that others could change (a lock or lab directory), refused.
+
+    :param path: The path at fault.
+    :param reason: Why it is refused (its owner, its mode, a symbolic link).
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 class TeardownExceptionGroup(ExceptionGroup[Exception]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol, final
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, final
 
 from ._private.secrets import mask_args, secrets
 from .errors import HostUnreachableError, ModuleError
@@ -19,6 +19,7 @@ __all__ = ["ChangeRecorder", "HostModules", "ModuleResult"]
 _INTERRUPTED: Mapping[str, Any] = MappingProxyType(
     {"changed": True, "mh_interrupted": True, "msg": "interrupted while in flight; it may have changed the host"}
 )
+_INTERNAL = "mh_ansible.rollback."  # the journal's own modules, never called by the user directly
 _SERVICE_MODULES = frozenset({"service", "ansible.builtin.service", "ansible.legacy.service"})
 
 
@@ -199,7 +200,14 @@ class HostModules:
         token: object = None
         if recording:
             assert self._recorder is not None
-            token = self._recorder.prepare(self._host, module, merged, revert_paths=revert_paths)
+            try:
+                token = self._recorder.prepare(self._host, module, merged, revert_paths=revert_paths)
+            except ModuleError as err:
+                if err.module == module or not err.module.startswith(_INTERNAL):
+                    raise
+                # The journal's own preparation (a snapshot of the paths) failed: report it as the
+                # user's call, with the module's own opinion of its arguments when it has one.
+                self._raise_unprepared(module, merged, err, become=become, become_user=become_user, no_log=no_log)
         try:
             raw = self._executor.run(
                 self._host.name,
@@ -233,6 +241,42 @@ class HostModules:
             self._recorder.commit(token, result)
             self._recorder.called(self._host, module, merged, become=become, become_user=become_user)
         return result
+
+    def _raise_unprepared(
+        self,
+        module: str,
+        args: Mapping[str, Any],
+        err: ModuleError,
+        *,
+        become: bool | None,
+        become_user: str | None,
+        no_log: bool,
+    ) -> NoReturn:
+        """Raise the error of ``module`` itself (checked, nothing changed), else say why it cannot be rolled back."""
+        __tracebackhide__ = True
+        raw = self._executor.run(
+            self._host.name,
+            module,
+            args,
+            check=True,
+            diff=False,
+            become=become,
+            become_user=become_user,
+            no_log=no_log,
+            template=False,
+        )
+        checked = ModuleResult.from_raw(self._host.name, module, raw)
+        if checked.failed:
+            raise ModuleError(
+                self._host.name, module, _describe_failure(checked, args, no_log), dict(checked.raw)
+            ) from None
+        why = str(err.result.get("msg") or err.message)
+        message = (
+            f"not run: its change could not be saved for rollback first ({why}); "
+            "give absolute paths, or name what it changes with revert_paths=[...]"
+        )
+        shown = secrets.mask(repr(mask_args(args, no_log=no_log)))
+        raise ModuleError(self._host.name, module, f"{message}; args: {shown}") from None
 
     def facts(self, refresh: bool = False) -> Mapping[str, Any]:
         """The host's Ansible facts (``ansible_service_mgr``, ``ansible_distribution``...), gathered once.

@@ -21,7 +21,16 @@ from ._private.pytest_internals import add_inventory_option, restore_setup
 from ._private.reporting import crash_check, drift_check, export, reporting
 from ._private.secrets import secrets
 from ._private.session.session import MultihostSession, SessionOptions
-from ._private.stash import FIXTURE_KEY, FIXTURES_KEY, LAB_KEY, MARK_KEY, NO_INVENTORY_KEY, SESSION_KEY
+from ._private.stash import (
+    FIXTURE_KEY,
+    FIXTURES_KEY,
+    LAB_KEY,
+    MARK_KEY,
+    NO_INVENTORY_KEY,
+    REGISTRY_KEY,
+    SESSION_KEY,
+    TOPOLOGY_NAMES_KEY,
+)
 from .errors import InventoryError, LabError, MultihostError, TeardownExceptionGroup, TopologyMarkError
 from .host import MultihostHost
 from .marks import TopologyMark, expand_topology_marks
@@ -147,6 +156,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "mh_verify_exclude", "Globs the drift check leaves out (besides its defaults).", type="linelist", default=[]
     )
+    parser.addini(
+        "mh_secret_vars",
+        "Extra glob patterns of variable and argument names whose values are secrets (besides *password*, "
+        "*passwd*, *passphrase*, *secret*, *token*, *key*, *credential*, *_pass).",
+        type="linelist",
+        default=[],
+    )
     parser.addini("mh_unreachable", "What tests that need an unreachable host do: error or skip.", default="error")
     parser.addini("mh_executor", "How modules run on the hosts: warm (default) or standard.", default="warm")
     parser.addini(
@@ -217,6 +233,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     reporting.register_markers(config)
     config.stash[FIXTURES_KEY] = set()
+    secrets.set_name_patterns([str(p) for p in config.getini("mh_secret_vars")])
     given = _inventory_sources(config)
     lab_spec = config.getoption("mh_lab")
     if lab_spec:
@@ -231,11 +248,12 @@ def pytest_configure(config: pytest.Config) -> None:
     vault_files = list(config.getoption("mh_vault_password_file") or [])
     if not vault_files and config.getini("mh_vault_password_file"):
         vault_files = [str(config.getini("mh_vault_password_file"))]
+    vault_ids = list(config.getoption("mh_vault_id") or [])
     try:
         inventory = Inventory.load(
             sources,
             vault_password_files=vault_files,
-            vault_ids=list(config.getoption("mh_vault_id") or []),
+            vault_ids=vault_ids,
             limit=config.getoption("mh_limit"),
             basedir=str(config.rootpath),
         )
@@ -257,7 +275,10 @@ def pytest_configure(config: pytest.Config) -> None:
         default_domain=str(config.getini("mh_default_domain") or "default"),
         role_groups=_role_groups(config),
         unreachable=unreachable,
-        vault_password_files=tuple(vault_files),
+        # Relative to the rootdir, as the inventory read them (its errors name them as written);
+        # playbooks run in another directory, so they get them absolute.
+        vault_password_files=tuple(_absolute(config, path) for path in vault_files),
+        vault_ids=tuple(_absolute_vault_id(config, vault_id) for vault_id in vault_ids),
         playbook_dirs=tuple(_playbook_dirs(config)),
         record_calls=export.export_mode(config) != "never",
     )
@@ -295,6 +316,21 @@ class _HookEvents:
 
     def session_teardown(self, hosts: list[MultihostHost], errors: list[Exception]) -> None:
         self._hook.pytest_mh_session_teardown(hosts=hosts, errors=errors)
+
+
+def _absolute(config: pytest.Config, path: str) -> str:
+    full = os.path.expanduser(path)
+    return full if os.path.isabs(full) else str(config.rootpath / full)
+
+
+def _absolute_vault_id(config: pytest.Config, vault_id: str) -> str:
+    """``label@file`` (or ``file``) with the file made absolute; ``label@prompt`` is left to the inventory."""
+    label, sep, path = vault_id.partition("@")
+    if not sep:
+        return _absolute(config, vault_id)
+    if path in ("prompt", "prompt_ask_vault_pass"):
+        return vault_id
+    return f"{label}@{_absolute(config, path)}"
 
 
 def _playbook_dirs(config: pytest.Config) -> list[str]:
@@ -335,8 +371,38 @@ def _session(config: pytest.Config) -> MultihostSession | None:
 
 # -- parametrization ------------------------------------------------------------------------------
 def _mark_class(config: pytest.Config) -> type[TopologyMark]:
+    """The project's mark class (``registry.topology_mark``), with or without an inventory.
+
+    Without an inventory the plugin stays inert, but the project's markers must still parse as
+    they would with one (same node ids, skipped with the reason), so its registrations are asked.
+    """
     session = _session(config)
-    return session.registry.mark_class if session is not None else TopologyMark
+    if session is not None:
+        return session.registry.mark_class
+    registry = config.stash.get(REGISTRY_KEY, None)
+    if registry is None:
+        from .registry import Registry
+
+        registry = config.stash[REGISTRY_KEY] = Registry()
+        config.hook.pytest_mh_register(registry=registry)
+    return registry.mark_class
+
+
+def _check_topology_name_shapes(config: pytest.Config, nodeid: str, marks: list[TopologyMark]) -> str:
+    """Why ``marks`` clash with a topology of the same name but another shape in an earlier test ("" if none).
+
+    The session sets a topology up once per name: two shapes under one name would silently share the first.
+    """
+    seen = config.stash.setdefault(TOPOLOGY_NAMES_KEY, {})
+    for mark in marks:
+        first = seen.setdefault(mark.name, (nodeid, mark))
+        other_id, other = first
+        if other is not mark and other.topology != mark.topology:
+            return (
+                f"{nodeid}: topology {mark.name!r} ({mark.topology.describe()}) has the name of a different topology "
+                f"in {other_id} ({other.topology.describe()}); give one of them another name"
+            )
+    return ""
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -353,7 +419,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             mark_class=_mark_class(config),
         )
     except TopologyMarkError as err:
-        pytest.fail(str(err), pytrace=False)
+        error = str(err)
+    else:
+        error = _check_topology_name_shapes(config, metafunc.definition.nodeid, marks)
+    if error:  # outside the except block: the message is printed once, without "During handling..."
+        pytest.fail(error, pytrace=False)
     for name in (PARAM, "mh"):
         if name not in metafunc.fixturenames:
             metafunc.fixturenames.append(name)
@@ -399,6 +469,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     never = set(config.getoption("mh_not_topology") or [])
     exact = bool(config.getoption("mh_exact_topology"))
     xdist = config.pluginmanager.hasplugin("xdist")
+    if only:
+        _check_topology_names(only, items)
     kept: list[pytest.Item] = []
     deselected: list[pytest.Item] = []
     for item in items:
@@ -414,7 +486,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             else:
                 resolved = mh_session.resolve(mark)
                 if isinstance(resolved, str):
-                    item.add_marker(pytest.mark.skip(reason=resolved))
+                    item.add_marker(pytest.mark.skip(reason=_with_limit(config, resolved)))
                 elif exact and not mh_session.uses_whole_inventory(resolved):
                     deselected.append(item)
                     continue
@@ -430,6 +502,24 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if MARK_KEY in item.stash:
             groups.setdefault(item.stash[MARK_KEY].name, []).append(item)
     items[:] = plain + [item for group in groups.values() for item in group]
+
+
+def _with_limit(config: pytest.Config, reason: str) -> str:
+    """A skip reason that says when ``--mh-limit`` took hosts away: the inventory is bigger than it looks."""
+    limit = config.getoption("mh_limit")
+    return f"{reason} (with --mh-limit {limit!r}: only the hosts it matches are used)" if limit else reason
+
+
+def _check_topology_names(wanted: set[str], items: list[pytest.Item]) -> None:
+    """``--mh-topology NAME`` that no collected test has is a typo, not an empty selection."""
+    known = sorted({mark.name for mark in map(_item_mark, items) if mark is not None})
+    unknown = sorted(wanted - set(known))
+    if unknown:
+        names = ", ".join(repr(name) for name in unknown)
+        raise pytest.UsageError(
+            f"--mh-topology {names}: no collected test has this topology "
+            f"(known: {', '.join(known) if known else 'none, no collected test has a topology'})"
+        )
 
 
 # -- fixtures -------------------------------------------------------------------------------------
@@ -449,7 +539,7 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
         pytest.skip(request.config.stash.get(NO_INVENTORY_KEY, NO_INVENTORY))
     active = mh_session.enter(mark)
     if active.skip_reason:
-        pytest.skip(active.skip_reason)
+        pytest.skip(_with_limit(request.config, active.skip_reason))
     mh_session.check(active)
     fixture = mh_session.new_fixture(active)
     item.stash[FIXTURE_KEY] = fixture
@@ -678,6 +768,23 @@ def _mask_report(report: pytest.TestReport) -> None:
         if masked != text:
             report.longrepr = masked
     report.sections = [(title, secrets.mask(content)) for title, content in report.sections]
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own explanation, which would show the values
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, right: object) -> list[str] | None:
+    """A failed comparison that involves a secret shows ``<secret #1> == <secret #2>``.
+
+    Each secret keeps its own number, so the reader sees whether two masked values differ
+    without seeing either; pytest's own diff (which would show them) is not made.
+    """
+    shown_left, shown_right = secrets.describe(left), secrets.describe(right)
+    if shown_left is None and shown_right is None:
+        return None
+    return [
+        f"{shown_left if shown_left is not None else secrets.mask(repr(left))} {op} "
+        f"{shown_right if shown_right is not None else secrets.mask(repr(right))}",
+        "(secret values are shown by number: the same number is the same value)",
+    ]
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own teardown of the remaining fixtures (Ctrl-C)

@@ -3,7 +3,7 @@
 Opt in with ``-p pytest_mh_ansible.compat.plugin`` (``addopts`` in ``pytest.ini``): then
 ``import pytest_mh`` (and ``pytest_mh.conn``, ``pytest_mh.cli``, ``pytest_mh.utils.fs``, ...) gives
 this package. Without it nothing changes, and a real pytest-mh installed beside stays importable.
-See ``docs/coming-from-pytest-mh.md`` for every name and its status.
+See ``docs/migrating-from-pytest-mh.md`` for every name and its status.
 
 Example (a pytest-mh suite's conftest.py, unchanged)::
 

@@ -27,7 +27,15 @@ PACKAGE = Path(__file__).resolve().parents[2] / "pytest_mh_ansible"
 LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (
         1,
-        ("errors", "topology", "playbook", "_private.secrets", "_private.teardown", "_private.ansible.executor_choice"),
+        (
+            "errors",
+            "topology",
+            "playbook",
+            "_private.secrets",
+            "_private.local_files",
+            "_private.teardown",
+            "_private.ansible.executor_choice",
+        ),
     ),
     (2, ("conn", "_private.ansible", "_private.ansible.*", "lab", "_private.lab", "_private.lab.*", "_private.mhc")),
     (3, ("rollback", "modules", "_private.rollback", "_private.rollback.*")),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -39,6 +40,7 @@ class PlaybookRunner:
     vault_password_files: tuple[str, ...] = ()
     search_dirs: tuple[str, ...] = ()
     recorder: JournalRecorder | None = None
+    vault_ids: tuple[str, ...] = ()  # ``label@file``, as ansible-playbook's --vault-id (files absolute)
 
     def resolve(self, path: str) -> Path:
         """An absolute playbook path: as given, else against each search dir (rootdir, mh_playbook_dir)."""
@@ -46,11 +48,11 @@ class PlaybookRunner:
         if candidate.is_absolute():
             if candidate.is_file():
                 return candidate
-        else:
-            for base in self.search_dirs:
-                full = Path(base) / candidate
-                if full.is_file():
-                    return full.resolve()
+            raise MultihostError(f"playbook {path!r} not found")
+        for base in self.search_dirs:
+            full = Path(base) / candidate
+            if full.is_file():
+                return full.resolve()
         where = ", ".join(self.search_dirs) or "."
         raise MultihostError(f"playbook {path!r} not found (looked in {where})")
 
@@ -187,6 +189,8 @@ class PlaybookRunner:
 
         playbook = self.resolve(path)
         cmdline: list[str] = []
+        for vault_id in self.vault_ids:
+            cmdline += ["--vault-id", vault_id]
         for vault_file in self.vault_password_files:
             cmdline += ["--vault-password-file", str(Path(vault_file).resolve())]
         if check:
@@ -204,7 +208,14 @@ class PlaybookRunner:
         private = tempfile.mkdtemp(prefix="mh-playbook-")
         # Own ssh multiplexing sockets: the session's connections never share a master with the playbook.
         env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = os.path.join(private, "cp")
-        log.info("playbook %s on %s (extra vars: %s)", playbook, ", ".join(hosts), secrets.mask_data(extra_vars or {}))
+        # Secret-named extra vars and the vault values of the playbook's own vars files are secrets like
+        # the inventory's: masked in the playbook's output too.
+        secrets.add_from_vars(extra_vars or {})
+        from .vault import register_playbook_vault_values  # imports ansible: not before a playbook runs
+
+        register_playbook_vault_values(str(playbook.parent))
+        shown = secrets.mask_data(dict(extra_vars or {}), values=True)
+        log.info("playbook %s on %s (extra vars: %s)", playbook, ", ".join(hosts), shown)
         try:
             runner = ansible_runner.run(
                 private_data_dir=private,
@@ -214,7 +225,7 @@ class PlaybookRunner:
                 extravars=dict(extra_vars or {}),
                 tags=",".join(tags) if tags else None,
                 skip_tags=",".join(skip_tags) if skip_tags else None,
-                cmdline=" ".join(cmdline) or None,
+                cmdline=shlex.join(cmdline) or None,
                 envvars=env,
                 quiet=True,
                 suppress_env_files=True,

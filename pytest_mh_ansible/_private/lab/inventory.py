@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, final
 
 import yaml
+
+from pytest_mh_ansible._private import local_files
 
 __all__ = ["InventoryHost", "render_inventory", "render_known_hosts", "render_ssh_config", "write_private"]
 
@@ -106,9 +107,6 @@ def render_known_hosts(hosts: Sequence[InventoryHost]) -> str:
     return "".join(f"{h.name},{h.address} {h.host_key}\n" for h in hosts)
 
 
-def write_private(path: Path, content: str, mode: int = 0o600) -> None:
-    """Write a file that may hold secrets, never readable by others even for a moment."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w") as f:
-        f.write(content)
-    os.chmod(path, mode)
+def write_private(path: Path, content: str | bytes, mode: int = 0o600) -> None:
+    """Write a file that may hold secrets, never readable by others even for a moment, never through a symlink."""
+    local_files.write_private(path, content, mode)

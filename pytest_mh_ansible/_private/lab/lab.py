@@ -37,7 +37,8 @@ from pytest_mh_ansible._private.lab.system import (
     run,
 )
 from pytest_mh_ansible._private.lab.teardown import mounts_under, remove_cgroups, stop_hosts
-from pytest_mh_ansible.errors import LabError, TeardownExceptionGroup
+from pytest_mh_ansible._private.local_files import open_private, private_dir
+from pytest_mh_ansible.errors import LabError, TeardownExceptionGroup, UnsafePathError
 
 __all__ = ["DEFAULT_ROOT", "ENV_ROOT", "Lab", "LabHost", "labs_root"]
 
@@ -69,8 +70,8 @@ class LabHost:
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as lock:
+    private_dir(path.parent, 0o755)
+    with os.fdopen(open_private(path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
@@ -214,6 +215,12 @@ class Lab:
         check_machine()
         if any(self.spec.init_of(h) == "systemd" for h in self.spec.hosts):
             check_systemd()
+        try:
+            return self._up_locked()
+        except UnsafePathError as err:
+            raise LabError(f"lab {self.spec.name!r}: {err}") from None
+
+    def _up_locked(self) -> Lab:
         with registry.locked(self.spec.name), self._lock():
             elsewhere = registry.lookup(self.spec.name)
             if elsewhere is not None and elsewhere != self._directory and (elsewhere / STATE_FILE).exists():
@@ -242,9 +249,8 @@ class Lab:
     @contextmanager
     def _lock(self) -> Iterator[None]:
         """Serialise up/down of labs sharing a parent directory (flock on the directory: no lock file left)."""
-        parent = self._directory.parent
-        parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+        parent = private_dir(self._directory.parent, 0o755)
+        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -253,7 +259,7 @@ class Lab:
 
     def _up(self) -> None:
         spec, names, directory = self.spec, self.names, self._directory
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory, 0o755)
         os.chmod(directory, 0o755)
         debs = ensure_packages(spec.packages, self._cache_dir) if spec.packages else []
         if not self.key_path.exists():
@@ -261,9 +267,9 @@ class Lab:
                  "-f", str(self.key_path)], what=f"lab {spec.name!r}: creating the client key")  # fmt: skip
         passwords = self._passwords()
         init_script = directory / "bin" / "lab-init"
-        init_script.parent.mkdir(exist_ok=True)
-        shutil.copyfile(_INIT_SCRIPT, init_script)
-        os.chmod(init_script, 0o755)
+        # run as root in every host: written only into a directory nobody else can change
+        private_dir(init_script.parent, 0o755)
+        write_private(init_script, _INIT_SCRIPT.read_bytes(), 0o755)
 
         with _locked(labs_root() / ".network.lock"):
             subnet = choose_subnet(spec.subnet, taken_networks(), lab=spec.name)

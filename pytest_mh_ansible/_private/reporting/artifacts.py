@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 import shlex
 import shutil
@@ -106,7 +107,8 @@ def _collect_script(patterns: Iterable[str], archive: str) -> str:
         f'if [ -e "$f" ] || [ -L "$f" ]; then printf "%s\\n" "${{f#/}}" >> {out}.list; n=$((n+1)); fi; done\n'
         f"if [ $n -gt 0 ]; then tar -czhf {out} -C / --ignore-failed-read --verbatim-files-from -T {out}.list "
         f"2>/dev/null; rc=$?; [ $rc -le 1 ] || {{ rm -f {out}.list {out}; echo tar: rc=$rc >&2; exit 4; }}; "
-        f"chmod 0644 {out}; fi\n"
+        # 0600, owned by the login user when the script ran through sudo: it fetches the file, nobody else reads it
+        f'chmod 0600 {out}; if [ -n "${{SUDO_UID:-}}" ]; then chown "$SUDO_UID" {out}; fi; fi\n'
         f"rm -f {out}.list; echo count=$n"
     )
 
@@ -136,7 +138,9 @@ def fetch_artifacts(host: MultihostHost, patterns: Iterable[str], destination: P
             conn.get(remote, local)
             destination.parent.mkdir(parents=True, exist_ok=True)
             if compress:
-                shutil.move(local, destination.with_name(destination.name + ".tar.gz"))
+                tarball = destination.with_name(destination.name + ".tar.gz")
+                shutil.move(local, tarball)
+                os.chmod(tarball, 0o600)  # the host's files (logs, configs) are not for every local user
             else:
                 destination.mkdir(parents=True, exist_ok=True)
                 with tarfile.open(local, "r:gz") as archive:

@@ -225,7 +225,7 @@ class _Writer:
                 return "{{ " + self._secret_var(str(data), origin) + " }}"
             return data
         text = str(data)
-        if name and is_secret_name(name) and text:
+        if (name and is_secret_name(name) and text) or secrets.is_secret(text):
             return "{{ " + self._secret_var(text, origin) + " }}"
         masked = secrets.substitute(text, lambda secret: "\0" + self._secret_var(secret, origin) + "\0")
         if masked == text:

@@ -8,7 +8,7 @@ import logging
 import os
 from collections.abc import Generator, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, NoReturn, final
 
 import pytest
 
@@ -377,7 +377,7 @@ class ReportingPlugin:
         for name in resolved.hosts:
             if name in self.dead:
                 if self.session.options.unreachable == "skip":
-                    pytest.skip(str(self.dead.error(name)))
+                    _skip_at_test(str(self.dead.error(name)))
                 pytest.fail(f"{item.nodeid}: {self.dead.error(name)}", pytrace=False)
 
     @staticmethod
@@ -491,3 +491,13 @@ class ReportingPlugin:
             path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         except OSError as err:
             log.warning("could not write the log of %s to %s: %s", nodeid, path, err)
+
+
+def _skip_at_test(reason: str) -> NoReturn:
+    """Skip the running test with its own location in the summary (as a skip marker does), not this line."""
+    __tracebackhide__ = True
+    try:
+        exc = pytest.skip.Exception(reason, _use_item_location=True)  # pytest >= 7
+    except TypeError:
+        exc = pytest.skip.Exception(reason)
+    raise exc

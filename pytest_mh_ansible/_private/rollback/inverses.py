@@ -228,7 +228,9 @@ class JournalRecorder:
         _, _, uid, gid, comment, home, shell = lines[0].split(":", 6)
         groups = lines[1].split()
         password = lines[2].split(":")[1] if len(lines) > 2 else None
-        primary = host.conn.run(f"getent group {gid} | cut -d: -f1", raise_on_error=False).stdout.strip() or gid
+        primary = (
+            host.conn.run(f"getent group {shlex.quote(gid)} | cut -d: -f1", raise_on_error=False).stdout.strip() or gid
+        )
         restore: dict[str, Any] = {
             "name": name,
             "state": "present",

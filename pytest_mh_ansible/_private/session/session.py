@@ -41,6 +41,7 @@ class SessionOptions:
     role_groups: dict[str, str] = field(default_factory=dict)  # inventory group -> role
     unreachable: str = "error"  # or "skip"
     vault_password_files: tuple[str, ...] = ()
+    vault_ids: tuple[str, ...] = ()  # label@file, the file absolute
     playbook_dirs: tuple[str, ...] = ()
     executor: ExecutorName = "warm"  # how modules run (a host's mh_executor variable wins)
     record_calls: bool = False  # keep every call that may change a host (--mh-export-playbooks)
@@ -133,7 +134,11 @@ class MultihostSession:
         self.journal.open("session")
         self._recorder = JournalRecorder(self.journal)
         self.playbooks = PlaybookRunner(
-            options.sources, options.vault_password_files, options.playbook_dirs, recorder=self._recorder
+            options.sources,
+            options.vault_password_files,
+            options.playbook_dirs,
+            recorder=self._recorder,
+            vault_ids=options.vault_ids,
         )
         self._executor: WarmExecutor | None = None
 
