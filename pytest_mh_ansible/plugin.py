@@ -18,10 +18,12 @@ import pytest
 
 from . import hookspecs
 from ._private.ansible.executor_choice import EXECUTORS
+from ._private.parallel import hooks as parallel
+from ._private.parallel.groups import group_name
 from ._private.reporting import crash_check, drift_check, reporting
 from ._private.secrets import secrets
 from ._private.session.session import MultihostSession, SessionOptions
-from ._private.stash import FIXTURE_KEY, FIXTURES_KEY, LAB_KEY, MARK_KEY, NO_INVENTORY_KEY, SESSION_KEY
+from ._private.stash import ASSIGNMENT_KEY, FIXTURE_KEY, FIXTURES_KEY, LAB_KEY, MARK_KEY, NO_INVENTORY_KEY, SESSION_KEY
 from .errors import InventoryError, LabError, MultihostError, TeardownExceptionGroup, TopologyMarkError
 from .host import MultihostHost
 from .marks import TopologyMark, expand_topology_marks
@@ -139,6 +141,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Bring up a local lab from this spec file for the session (root only), use its "
         "inventory, and tear it down at the end.",
     )
+    group.addoption(
+        "--mh-no-pools",
+        dest="mh_no_pools",
+        action="store_true",
+        default=False,
+        help="With -n N, let xdist's own load scheduling run instead of the host pools (see docs/parallel.md).",
+    )
     reporting.addoption(group, parser)
     crash_check.addini(parser)
     parser.addini("mh_inventory", "Ansible inventory sources (used when -i is not given).", type="args", default=[])
@@ -246,6 +255,7 @@ def pytest_configure(config: pytest.Config) -> None:
     reporting.configure(config)
     crash_check.register(config)
     drift_check.register(config)
+    parallel.register(config, session)
 
 
 class _HookEvents:
@@ -328,7 +338,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         if name not in metafunc.fixturenames:
             metafunc.fixturenames.append(name)
     _register_role_fixtures(config, {name for mark in marks for name in mark.fixtures})
-    metafunc.parametrize(PARAM, marks, ids=[mark.name for mark in marks])
+    if config.pluginmanager.hasplugin("xdist"):
+        # The group mark must exist when the item is made: xdist's worker turns xdist_group marks
+        # into node-id suffixes (``--dist loadgroup``) in its own collection hook, before ours run.
+        params = [
+            pytest.param(mark, marks=pytest.mark.xdist_group(group_name(mark.name)), id=mark.name) for mark in marks
+        ]
+        metafunc.parametrize(PARAM, params)
+    else:
+        metafunc.parametrize(PARAM, marks, ids=[mark.name for mark in marks])
 
 
 def _register_role_fixtures(config: pytest.Config, names: set[str]) -> None:
@@ -368,7 +386,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     only = set(config.getoption("mh_topology") or [])
     never = set(config.getoption("mh_not_topology") or [])
     exact = bool(config.getoption("mh_exact_topology"))
-    xdist = config.pluginmanager.hasplugin("xdist")
     kept: list[pytest.Item] = []
     deselected: list[pytest.Item] = []
     for item in items:
@@ -388,8 +405,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                 elif exact and not mh_session.uses_whole_inventory(resolved):
                     deselected.append(item)
                     continue
-            if xdist:
-                item.add_marker(pytest.mark.xdist_group(f"mh-{mark.name}"))
         kept.append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)
@@ -417,7 +432,7 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
     mh_session = _session(request.config)
     if mh_session is None:
         pytest.skip(request.config.stash.get(NO_INVENTORY_KEY, NO_INVENTORY))
-    active = mh_session.enter(mark)
+    active = mh_session.enter(mark, item.stash.get(ASSIGNMENT_KEY, None))
     if active.skip_reason:
         pytest.skip(active.skip_reason)
     mh_session.check(active)

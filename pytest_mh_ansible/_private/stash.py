@@ -13,9 +13,10 @@ import pytest
 if TYPE_CHECKING:
     from ..marks import TopologyMark
     from ..multihost import MultihostFixture
+    from .session.assignment import Assignment
     from .session.session import MultihostSession
 
-__all__ = ["FIXTURES_KEY", "FIXTURE_KEY", "LAB_KEY", "MARK_KEY", "NO_INVENTORY_KEY", "SESSION_KEY"]
+__all__ = ["ASSIGNMENT_KEY", "FIXTURES_KEY", "FIXTURE_KEY", "LAB_KEY", "MARK_KEY", "NO_INVENTORY_KEY", "SESSION_KEY"]
 
 SESSION_KEY: pytest.StashKey[MultihostSession] = pytest.StashKey()
 """``config.stash``: the session, when an inventory was given."""
@@ -34,3 +35,6 @@ MARK_KEY: pytest.StashKey[TopologyMark] = pytest.StashKey()
 
 FIXTURE_KEY: pytest.StashKey[MultihostFixture] = pytest.StashKey()
 """``item.stash``: the test's ``mh`` object, once set up."""
+
+ASSIGNMENT_KEY: pytest.StashKey[Assignment] = pytest.StashKey()
+"""``item.stash``: the hosts the pool scheduler chose for the test (xdist workers; absent otherwise)."""

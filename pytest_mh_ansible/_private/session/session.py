@@ -212,20 +212,25 @@ class MultihostSession:
         return [self._hosts[name] for name in names if self.is_set_up(name)]
 
     # -- life cycle ----------------------------------------------------------------------------
-    def enter(self, mark: TopologyMark) -> ActiveTopology:
+    def enter(self, mark: TopologyMark, assignment: Assignment | None = None) -> ActiveTopology:
         """Make ``mark``'s topology the active one: leave the previous one, set hosts and topology up.
 
         A failure is recorded on the returned object (and re-raised by :meth:`check`) so that
         every test of the topology reports it without trying again.
+
+        :param assignment: The hosts to use (the pool scheduler's choice under xdist); by default
+            the inventory's first hosts that fill the topology.
         """
         active = self.active
-        if active is not None and active.mark.name == mark.name:
+        same = active is not None and active.mark.name == mark.name
+        if active is not None and same and (assignment is None or assignment == active.assignment):
             return active
         if active is not None:
             self.leave()
-        assignment = self.resolve(mark)
-        if isinstance(assignment, str):
-            raise MultihostError(assignment)
+        resolved = assignment if assignment is not None else self.resolve(mark)
+        if isinstance(resolved, str):
+            raise MultihostError(resolved)
+        assignment = resolved
         hosts_by_slot = {key: [self.host(name) for name in names] for key, names in assignment.slots.items()}
         controller_hosts: dict[str, Any] = {}
         for fixture, path in mark.paths.items():
