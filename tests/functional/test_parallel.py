@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 import pytest
 
@@ -49,3 +51,78 @@ def test_parallel__without_xdist_node_ids_have_no_group_suffix(project: pytest.P
     project.makepyfile(test_plain=TOPOLOGIES + "\n@pytest.mark.topology(A)\ndef test_a(mh):\n    pass\n")
     result = project.runpytest_subprocess("-i", "hosts.ini", "-p", "no:xdist", "--collect-only", "-q")
     assert "test_plain.py::test_a[a]" in result.stdout.lines
+
+
+POOL_TESTS = """
+import json, os, time
+import pytest
+from pytest_mh_ansible import Topology, TopologyDomain, TopologyMark
+
+PAIR = TopologyMark("pair", Topology(TopologyDomain("app", client=1, server=1)),
+                    fixtures=dict(client="app.client[0]", server="app.server[0]"))
+BIG = TopologyMark("big", Topology(TopologyDomain("app", client=1, server=3)), fixtures=dict(client="app.client[0]"))
+
+def _record(mh):
+    start = time.time()
+    time.sleep(0.1)
+    with open("uses.jsonl", "a") as handle:
+        line = {"worker": os.environ["PYTEST_XDIST_WORKER"], "hosts": [h.name for h in mh.hosts],
+                "start": start, "end": time.time()}
+        handle.write(json.dumps(line) + "\\n")
+
+@pytest.mark.topology(PAIR)
+@pytest.mark.parametrize("n", range(12))
+def test_pair(mh, n):
+    _record(mh)
+
+@pytest.mark.topology(BIG)
+@pytest.mark.parametrize("n", range(2))
+def test_big(mh, n):
+    _record(mh)
+
+def test_plain():
+    pass
+"""
+
+
+def _three_sets(project: pytest.Pytester) -> None:
+    local = "ansible_connection=local ansible_python_interpreter=/usr/bin/python3"
+    hosts = ["[client]", *(f"client{i} {local}" for i in (1, 2, 3)), "[server]"]
+    hosts += [f"server{i} {local}" for i in (1, 2, 3)]
+    project.makefile(".ini", pools="\n".join([*hosts, "[all:vars]", "mh_domain=app", ""]))
+
+
+def _overlaps(uses: list[dict[str, Any]]) -> list[str]:
+    """Pairs of uses of one host by two workers at once."""
+    found = []
+    for i, a in enumerate(uses):
+        for b in uses[i + 1 :]:
+            shared = set(a["hosts"]) & set(b["hosts"])
+            if shared and a["worker"] != b["worker"] and a["start"] < b["end"] and b["start"] < a["end"]:
+                found.append(f"{sorted(shared)}: {a['worker']} and {b['worker']}")
+    return found
+
+
+def test_parallel__pools_give_each_worker_its_own_hosts(project: pytest.Pytester) -> None:
+    _three_sets(project)
+    project.makepyfile(test_pools=POOL_TESTS)
+    result = project.runpytest_subprocess("-i", "pools.ini", "-p", "xdist", "-n", "3", "-v")
+    result.assert_outcomes(passed=15)
+    result.stdout.fnmatch_lines(["*scheduling tests via PoolScheduling*"])
+    uses = [json.loads(line) for line in (project.path / "uses.jsonl").read_text().splitlines()]
+    assert len(uses) == 14
+    assert _overlaps(uses) == []
+    pair_sets = {frozenset(use["hosts"]) for use in uses if len(use["hosts"]) == 2}
+    # Three host sets for "pair", each kept by one worker.
+    assert len(pair_sets) == 3
+    for hosts in pair_sets:
+        assert len({use["worker"] for use in uses if frozenset(use["hosts"]) == hosts}) == 1
+    # "big" needs every server: it ran once the other workers gave theirs back.
+    assert any(len(use["hosts"]) == 4 for use in uses)
+
+
+def test_parallel__no_pools_keeps_xdist_load_scheduling(project: pytest.Pytester) -> None:
+    project.makepyfile(test_plain=TOPOLOGIES + "\n@pytest.mark.topology(A)\ndef test_a(mh):\n    pass\n")
+    result = project.runpytest_subprocess("-i", "hosts.ini", "-p", "xdist", "-n", "2", "--mh-no-pools", "-v")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*scheduling tests via LoadScheduling*"])
