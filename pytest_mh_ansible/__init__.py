@@ -11,6 +11,7 @@ from .backup import BackupTopologyController, MultihostBackupHost
 from .conn import Connection, ProcessResult
 from .controller import TopologyController
 from .errors import (
+    HostLeaseError,
     HostUnreachableError,
     InventoryError,
     LabError,
@@ -68,6 +69,7 @@ __all__ = [
     "Crashes",
     "FileSystem",
     "Firewall",
+    "HostLeaseError",
     "HostModules",
     "HostUnreachableError",
     "InventoryError",

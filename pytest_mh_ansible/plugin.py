@@ -141,13 +141,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Bring up a local lab from this spec file for the session (root only), use its "
         "inventory, and tear it down at the end.",
     )
-    group.addoption(
-        "--mh-no-pools",
-        dest="mh_no_pools",
-        action="store_true",
-        default=False,
-        help="With -n N, let xdist's own load scheduling run instead of the host pools (see docs/parallel.md).",
-    )
+    parallel.addoption(group)
     reporting.addoption(group, parser)
     crash_check.addini(parser)
     parser.addini("mh_inventory", "Ansible inventory sources (used when -i is not given).", type="args", default=[])
@@ -241,6 +235,7 @@ def pytest_configure(config: pytest.Config) -> None:
         unreachable=unreachable,
         vault_password_files=tuple(vault_files),
         playbook_dirs=tuple(_playbook_dirs(config)),
+        **parallel.lease_options(config),
     )
     try:
         session = MultihostSession(

@@ -6,13 +6,18 @@ unless pytest-xdist runs with ``--dist load`` (what ``-n N`` alone gives) and an
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import socket
 import tempfile
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, final
 
 import pytest
 
+from ..session.leases import LeaseOwner
 from ..stash import ASSIGNMENT_KEY, MARK_KEY
 from .groups import GroupSuffix
 from .scheduler import PoolScheduling
@@ -26,6 +31,73 @@ __all__ = ["register"]
 
 RUN_DIR = "mh_pool_dir"
 """The ``workerinput`` key of the run directory shared by the controller and its workers."""
+
+
+RUN_ID = "mh_run_id"
+"""The ``workerinput`` key of the run id: the controller's, so that the leases of all workers name one run."""
+
+
+def addoption(group: pytest.OptionGroup) -> None:
+    """The options of parallel runs and leases (in the plugin's option group)."""
+    group.addoption(
+        "--mh-no-pools",
+        dest="mh_no_pools",
+        action="store_true",
+        default=False,
+        help="With -n N, let xdist's own load scheduling run instead of the host pools (see docs/parallel.md).",
+    )
+    group.addoption(
+        "--mh-lease-timeout",
+        dest="mh_lease_timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="How long to wait for a host that another session leases before the topology errors (default 600).",
+    )
+    group.addoption(
+        "--mh-lease-ttl",
+        dest="mh_lease_ttl",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="How long a lease lives unless renewed: a killed session's hosts come free after it (default 60).",
+    )
+    group.addoption(
+        "--mh-controller-id",
+        dest="mh_controller_id",
+        metavar="ID",
+        help="This controller's name in the leases on the hosts (default: the machine's host name).",
+    )
+    group.addoption(
+        "--mh-no-leases",
+        dest="mh_no_leases",
+        action="store_true",
+        default=False,
+        help="Do not take leases on the hosts (only the per-host lock between this machine's processes).",
+    )
+
+
+def lease_options(config: pytest.Config) -> dict[str, Any]:
+    """The session's lease settings (``SessionOptions`` fields) from the command line.
+
+    :raises pytest.UsageError: A bad controller id or a non-positive time.
+    """
+    if config.getoption("mh_no_leases"):
+        return {"lease_owner": None}
+    workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+    run = str(workerinput.get(RUN_ID) or config.stash.setdefault(_RUN_KEY, uuid.uuid4().hex[:12]))
+    controller = config.getoption("mh_controller_id") or re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname())
+    timeout, ttl = float(config.getoption("mh_lease_timeout")), float(config.getoption("mh_lease_ttl"))
+    if timeout < 0 or ttl <= 0:
+        raise pytest.UsageError(f"--mh-lease-timeout {timeout!r} and --mh-lease-ttl {ttl!r} must be positive")
+    try:
+        owner = LeaseOwner(str(controller), os.getpid(), run)
+    except ValueError as err:
+        raise pytest.UsageError(f"--mh-controller-id: {err}") from None
+    return {"lease_owner": owner, "lease_ttl": ttl, "lease_timeout": timeout}
+
+
+_RUN_KEY: pytest.StashKey[str] = pytest.StashKey()
 
 
 def register(config: pytest.Config, session: MultihostSession) -> None:
@@ -63,6 +135,9 @@ class PoolController:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
+        owner = self._session.options.lease_owner
+        if owner is not None:
+            node.workerinput[RUN_ID] = owner.run
         if pools_wanted(self._config):
             node.workerinput[RUN_DIR] = str(self.run_dir)
 

@@ -19,6 +19,7 @@ from ..ansible.playbooks import PlaybookRunner
 from ..rollback.inverses import JournalRecorder
 from ..teardown import run_all
 from .assignment import Assignment, HostInfo, assign
+from .leases import HostLeases, LeaseOwner
 from .locks import HostLocks
 from .reachability import DeadHosts, GuardedTransport
 
@@ -43,6 +44,9 @@ class SessionOptions:
     vault_password_files: tuple[str, ...] = ()
     playbook_dirs: tuple[str, ...] = ()
     executor: ExecutorName = "warm"  # how modules run (a host's mh_executor variable wins)
+    lease_owner: LeaseOwner | None = None  # leases on the hosts (leases.py); None: no leases
+    lease_ttl: float = 60
+    lease_timeout: float = 600
 
 
 class SessionEvents(Protocol):
@@ -122,6 +126,11 @@ class MultihostSession:
         self._host_state: dict[str, BaseException | None] = {}
         self.active: ActiveTopology | None = None
         self.locks = HostLocks()
+        self.leases: HostLeases | None = None
+        if options.lease_owner is not None:
+            self.leases = HostLeases(
+                options.lease_owner, self._lease_transport, ttl=options.lease_ttl, timeout=options.lease_timeout
+            )
         self.journal = RollbackJournal()
         self.journal.open("session")
         self._recorder = JournalRecorder(self.journal)
@@ -204,6 +213,12 @@ class MultihostSession:
         transport = GuardedTransport(host.name, AnsibleTransport(host.name, host.vars), self.dead)
         return Connection(host.name, host.vars, transport=transport)
 
+    def _lease_transport(self, name: str) -> Any:
+        """A transport of its own for a host's leases (the renewal thread must not share the tests' one)."""
+        from ..ansible.transport import AnsibleTransport
+
+        return GuardedTransport(name, AnsibleTransport(name, self.inventory.host(name).variables), self.dead)
+
     def is_set_up(self, name: str) -> bool:
         """Whether host ``name``'s session setup ran and succeeded."""
         return name in self._host_state and self._host_state[name] is None
@@ -240,6 +255,8 @@ class MultihostSession:
         self.locks.acquire(self._lock_key(name) for name in assignment.hosts)
         self.journal.open("topology")
         try:
+            if self.leases is not None:
+                self.leases.acquire(assignment.hosts)
             for name in assignment.hosts:
                 self._setup_host(name)
             mark.controller._mh_bind(mark, controller_hosts)
@@ -317,6 +334,8 @@ class MultihostSession:
                 raise error
         finally:
             self.locks.release(self._lock_key(name) for name in active.assignment.hosts)
+            if self.leases is not None:
+                self.leases.release(active.assignment.hosts)
 
     def new_fixture(self, active: ActiveTopology) -> MultihostFixture:
         registry = self.registry
@@ -334,6 +353,11 @@ class MultihostSession:
         hosts = self._set_up_hosts(list(self._host_state))
         try:
             self.locks.acquire(self._lock_key(host.name) for host in hosts)
+            if self.leases is not None:
+                try:
+                    self.leases.acquire(host.name for host in hosts)
+                except Exception as err:
+                    errors.append(err)
             errors.extend(run_all("session teardown", [(host, host.pytest_teardown) for host in hosts], reraise=False))
             errors.extend(self.journal.close_all())
             try:
@@ -345,6 +369,8 @@ class MultihostSession:
                 self._executor.close()
                 self._executor = None
             self.locks.release()
+            if self.leases is not None:
+                self.leases.close()
             errors.extend(
                 run_all("closing connections", [(h, h._mh_close) for h in self._hosts.values()], reraise=False)
             )
