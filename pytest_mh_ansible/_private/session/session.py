@@ -19,6 +19,7 @@ from ..ansible.playbooks import PlaybookRunner
 from ..rollback.inverses import JournalRecorder
 from ..teardown import run_all
 from .assignment import Assignment, HostInfo, assign
+from .connect import probe_all
 from .leases import HostLeases, LeaseOwner
 from .locks import HostLocks
 from .reachability import DeadHosts, GuardedTransport
@@ -257,8 +258,9 @@ class MultihostSession:
         try:
             if self.leases is not None:
                 self.leases.acquire(assignment.hosts)
+            probed = probe_all([self._hosts[name] for name in assignment.hosts if name not in self._host_state])
             for name in assignment.hosts:
-                self._setup_host(name)
+                self._setup_host(name, probed)
             mark.controller._mh_bind(mark, controller_hosts)
             mark.controller.topology_setup(**controller_hosts)
             active.set_up = True
@@ -286,7 +288,7 @@ class MultihostSession:
             raise HostUnreachableError(err.host, err.reason) from err
         raise MultihostError(f"topology {active.mark.name!r} could not be set up: {type(err).__name__}: {err}") from err
 
-    def _setup_host(self, name: str) -> None:
+    def _setup_host(self, name: str, probed: Mapping[str, BaseException | None] | None = None) -> None:
         if name in self._host_state:
             err = self._host_state[name]
             if err is not None:
@@ -294,9 +296,14 @@ class MultihostSession:
             return
         host = self._hosts[name]
         try:
-            host.conn.connect()
-            # Connection plugins connect lazily; one command proves the host is reachable.
-            host.conn.run("true", raise_on_error=False)
+            if probed is not None and name in probed:
+                error = probed[name]
+                if error is not None:
+                    raise error
+            else:
+                host.conn.connect()
+                # Connection plugins connect lazily; one command proves the host is reachable.
+                host.conn.run("true", raise_on_error=False)
             host.pytest_setup()
         except HostUnreachableError as err:
             self._host_state[name] = err

@@ -65,3 +65,27 @@ def test_pools_lab__two_workers_run_one_topology_on_two_host_sets(pytester: pyte
     assert any(
         a["worker"] != b["worker"] and a["start"] < b["end"] and b["start"] < a["end"] for a in uses for b in uses
     )
+
+
+ALL_HOSTS_TEST = textwrap.dedent("""
+    import pytest
+    from pytest_mh_ansible import Topology, TopologyDomain, TopologyMark
+
+    ALL = TopologyMark("all", Topology(TopologyDomain("app", client=2, server=2)),
+                       fixtures=dict(clients="app.client", servers="app.server"))
+
+    @pytest.mark.topology(ALL)
+    def test_all_connected(mh):
+        assert sorted(h.conn.run("hostname").stdout.strip() for h in mh.hosts) == [
+            "client1", "client2", "server1", "server2"]
+""")
+
+
+def test_pools_lab__a_topologys_hosts_connect_in_parallel_over_ssh(pytester: pytest.Pytester, pool_lab: Lab) -> None:
+    # The four ssh connections open in four threads at session start (session/connect.py).
+    pytester.makepyfile(test_all=ALL_HOSTS_TEST)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-i", str(pool_lab.inventory_path), "-o", "mh_default_domain=app",
+        "-p", "no:xdist", "-p", "no:benchmark",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
