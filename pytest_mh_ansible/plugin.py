@@ -23,7 +23,16 @@ from ._private.parallel.groups import group_name
 from ._private.reporting import crash_check, drift_check, reporting
 from ._private.secrets import secrets
 from ._private.session.session import MultihostSession, SessionOptions
-from ._private.stash import ASSIGNMENT_KEY, FIXTURE_KEY, FIXTURES_KEY, LAB_KEY, MARK_KEY, NO_INVENTORY_KEY, SESSION_KEY
+from ._private.stash import (
+    ASSIGNMENT_KEY,
+    FIXTURE_KEY,
+    FIXTURES_KEY,
+    LAB_KEY,
+    MARK_KEY,
+    NO_INVENTORY_KEY,
+    POOL_KEY,
+    SESSION_KEY,
+)
 from .errors import InventoryError, LabError, MultihostError, TeardownExceptionGroup, TopologyMarkError
 from .host import MultihostHost
 from .marks import TopologyMark, expand_topology_marks
@@ -32,6 +41,7 @@ from .rollback import RollbackJournal
 from .topology import Topology
 
 PARAM = "mh_topology_mark"
+POOL_PARAM = "mh_pool"
 
 NO_INVENTORY = (
     "no Ansible inventory given: use -i/--mh-inventory PATH, the ini option mh_inventory or ANSIBLE_INVENTORY"
@@ -342,6 +352,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(PARAM, params)
     else:
         metafunc.parametrize(PARAM, marks, ids=[mark.name for mark in marks])
+    session = _session(config)
+    if session is not None and session.fleet:  # once per pool: test_x[pair-debian12]
+        if POOL_PARAM not in metafunc.fixturenames:
+            metafunc.fixturenames.append(POOL_PARAM)
+        metafunc.parametrize(POOL_PARAM, session.fleet, ids=session.fleet)
 
 
 def _register_role_fixtures(config: pytest.Config, names: set[str]) -> None:
@@ -375,6 +390,19 @@ def _item_mark(item: pytest.Item) -> TopologyMark | None:
     return mark if isinstance(mark, TopologyMark) else None
 
 
+def _item_pool(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    pool = callspec.params.get(POOL_PARAM) if callspec is not None else None
+    return pool if isinstance(pool, str) else None
+
+
+def _group_key(item: pytest.Item) -> str:
+    """Tests are grouped by topology and pool: ``pair`` or ``pair@debian12``."""
+    name = item.stash[MARK_KEY].name
+    pool = item.stash.get(POOL_KEY, None)
+    return name if pool is None else f"{name}@{pool}"
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     mh_session = _session(config)
@@ -385,8 +413,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     deselected: list[pytest.Item] = []
     for item in items:
         mark = _item_mark(item)
+        pool = _item_pool(item)
         if mark is not None:
             item.stash[MARK_KEY] = mark
+        if pool is not None:
+            item.stash[POOL_KEY] = pool
         if (only and (mark is None or mark.name not in only)) or (mark is not None and mark.name in never):
             deselected.append(item)
             continue
@@ -394,7 +425,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             if mh_session is None:
                 item.add_marker(pytest.mark.skip(reason=config.stash.get(NO_INVENTORY_KEY, NO_INVENTORY)))
             else:
-                resolved = mh_session.resolve(mark)
+                resolved = mh_session.resolve(mark, pool)
                 if isinstance(resolved, str):
                     item.add_marker(pytest.mark.skip(reason=resolved))
                 elif exact and not mh_session.uses_whole_inventory(resolved):
@@ -408,7 +439,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     groups: dict[str, list[pytest.Item]] = {}
     for item in kept:
         if MARK_KEY in item.stash:
-            groups.setdefault(item.stash[MARK_KEY].name, []).append(item)
+            groups.setdefault(_group_key(item), []).append(item)
     items[:] = plain + [item for group in groups.values() for item in group]
 
 
@@ -427,7 +458,12 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
     mh_session = _session(request.config)
     if mh_session is None:
         pytest.skip(request.config.stash.get(NO_INVENTORY_KEY, NO_INVENTORY))
-    active = mh_session.enter(mark, item.stash.get(ASSIGNMENT_KEY, None))
+    assignment = item.stash.get(ASSIGNMENT_KEY, None)
+    pool = item.stash.get(POOL_KEY, None)
+    if assignment is None and pool is not None:
+        resolved = mh_session.resolve(mark, pool)
+        assignment = resolved if not isinstance(resolved, str) else None
+    active = mh_session.enter(mark, assignment)
     if active.skip_reason:
         pytest.skip(active.skip_reason)
     mh_session.check(active)
@@ -469,6 +505,13 @@ def _finish_test(
         item.add_report_section("teardown", "mh rollback", "\n".join(lines))
     if errors and not setup_failed:
         raise TeardownExceptionGroup(f"teardown of {item.nodeid}: {len(errors)} step(s) failed", errors)
+
+
+@pytest.fixture
+def mh_pool(request: pytest.FixtureRequest) -> str | None:
+    """The pool (hosts' ``mh_pool`` inventory variable) the test runs on; None when the inventory has no pools."""
+    pool: str | None = request.node.stash.get(POOL_KEY, None)
+    return pool
 
 
 @pytest.fixture

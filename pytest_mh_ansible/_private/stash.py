@@ -16,7 +16,16 @@ if TYPE_CHECKING:
     from .session.assignment import Assignment
     from .session.session import MultihostSession
 
-__all__ = ["ASSIGNMENT_KEY", "FIXTURES_KEY", "FIXTURE_KEY", "LAB_KEY", "MARK_KEY", "NO_INVENTORY_KEY", "SESSION_KEY"]
+__all__ = [
+    "ASSIGNMENT_KEY",
+    "FIXTURES_KEY",
+    "FIXTURE_KEY",
+    "LAB_KEY",
+    "MARK_KEY",
+    "NO_INVENTORY_KEY",
+    "POOL_KEY",
+    "SESSION_KEY",
+]
 
 SESSION_KEY: pytest.StashKey[MultihostSession] = pytest.StashKey()
 """``config.stash``: the session, when an inventory was given."""
@@ -38,3 +47,6 @@ FIXTURE_KEY: pytest.StashKey[MultihostFixture] = pytest.StashKey()
 
 ASSIGNMENT_KEY: pytest.StashKey[Assignment] = pytest.StashKey()
 """``item.stash``: the hosts the pool scheduler chose for the test (xdist workers; absent otherwise)."""
+
+POOL_KEY: pytest.StashKey[str] = pytest.StashKey()
+"""``item.stash``: the pool (``mh_pool``) a test runs on, when the inventory is a fleet."""

@@ -126,3 +126,56 @@ def test_parallel__no_pools_keeps_xdist_load_scheduling(project: pytest.Pytester
     result = project.runpytest_subprocess("-i", "hosts.ini", "-p", "xdist", "-n", "2", "--mh-no-pools", "-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*scheduling tests via LoadScheduling*"])
+
+
+FLEET_TESTS = """
+import json, os
+import pytest
+from pytest_mh_ansible import Topology, TopologyDomain, TopologyMark
+
+PAIR = TopologyMark("pair", Topology(TopologyDomain("app", client=1, server=1)),
+                    fixtures=dict(client="app.client[0]", server="app.server[0]"))
+TRIO = TopologyMark("trio", Topology(TopologyDomain("app", client=1, server=2)), fixtures=dict(client="app.client[0]"))
+
+@pytest.mark.topology([PAIR, TRIO])
+@pytest.mark.parametrize("n", range(2))
+def test_x(mh, mh_pool, n):
+    assert {h.vars["mh_pool"] for h in mh.hosts} == {mh_pool}
+    with open("uses.jsonl", "a") as handle:
+        line = {"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "pool": mh_pool,
+                "hosts": sorted(h.name for h in mh.hosts)}
+        handle.write(json.dumps(line) + "\\n")
+"""
+
+
+def _fleet(project: pytest.Pytester) -> None:
+    local = "ansible_connection=local ansible_python_interpreter=/usr/bin/python3"
+    lines = ["[client]", f"deb-client mh_pool=debian12 {local}", f"alma-client mh_pool=alma9 {local}", "[server]"]
+    lines += [f"deb-server mh_pool=debian12 {local}", f"alma-server1 mh_pool=alma9 {local}"]
+    lines += [f"alma-server2 mh_pool=alma9 {local}", "[all:vars]", "mh_domain=app", ""]
+    project.makefile(".ini", fleet="\n".join(lines))
+
+
+def test_parallel__a_fleet_runs_each_test_once_per_pool(project: pytest.Pytester) -> None:
+    _fleet(project)
+    project.makepyfile(test_fleet=FLEET_TESTS)
+    result = project.runpytest_subprocess("-i", "fleet.ini", "-p", "no:xdist", "-v", "-rs")
+    # trio needs two servers: pool debian12 has one, so its trio tests are skipped with the reason.
+    result.assert_outcomes(passed=6, skipped=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_fleet.py::test_x[[]pair-alma9-0[]] PASSED*",
+            "*test_fleet.py::test_x[[]pair-debian12-0[]] PASSED*",
+            "*SKIPPED*pool 'debian12': topology 'trio' needs 2 hosts with role 'server'*",
+        ]
+    )
+
+
+def test_parallel__the_pools_of_a_fleet_run_side_by_side_with_xdist(project: pytest.Pytester) -> None:
+    _fleet(project)
+    project.makepyfile(test_fleet=FLEET_TESTS)
+    result = project.runpytest_subprocess("-i", "fleet.ini", "-p", "xdist", "-n", "2")
+    result.assert_outcomes(passed=6, skipped=2)
+    uses = [json.loads(line) for line in (project.path / "uses.jsonl").read_text().splitlines()]
+    assert {use["pool"] for use in uses} == {"debian12", "alma9"}
+    assert len({use["worker"] for use in uses}) == 2

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, final
 import pytest
 
 from ..session.leases import LeaseOwner
-from ..stash import ASSIGNMENT_KEY, MARK_KEY
+from ..stash import ASSIGNMENT_KEY, MARK_KEY, POOL_KEY
 from .groups import GroupSuffix
 from .scheduler import PoolScheduling
-from .worker import Placements, write_collection
+from .worker import Placements, unit_key, write_collection
 
 if TYPE_CHECKING:
     from ...topology import Topology
@@ -168,19 +168,22 @@ class PoolWorker:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         tests: dict[str, str | None] = {}
         topologies: dict[str, Topology] = {}
+        pools: dict[str, str | None] = {}
         for item in session.items:
             mark = item.stash.get(MARK_KEY, None)
-            usable = mark is not None and not isinstance(self._session.resolve(mark), str)
-            tests[item.nodeid] = mark.name if usable and mark is not None else None
-            if usable and mark is not None:
-                topologies[mark.name] = mark.topology
-        write_collection(self._run_dir, self._worker, tests, topologies)
+            pool = item.stash.get(POOL_KEY, None)
+            if mark is None or isinstance(self._session.resolve(mark, pool), str):
+                tests[item.nodeid] = None  # needs no hosts, or is skipped
+                continue
+            key = tests[item.nodeid] = unit_key(mark.name, pool)
+            topologies[key], pools[key] = mark.topology, pool
+        write_collection(self._run_dir, self._worker, tests, topologies, pools)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         mark = item.stash.get(MARK_KEY, None)
         if mark is None:
             return
-        assignment = self._placements.get(item.nodeid, mark.name)
+        assignment = self._placements.get(item.nodeid, unit_key(mark.name, item.stash.get(POOL_KEY, None)))
         if assignment is not None:
             item.stash[ASSIGNMENT_KEY] = assignment

@@ -58,7 +58,7 @@ class HostPools:
         """How many workers hold a set of hosts for ``topology`` now."""
         return sum(1 for lease in self._leases.values() if lease.topology == topology)
 
-    def candidates(self, worker: Hashable) -> list[HostInfo]:
+    def candidates(self, worker: Hashable, pool: str | None = None) -> list[HostInfo]:
         """The hosts ``worker`` may take, best first: its own, then unused ones, then those others set up.
 
         The order keeps a worker on the hosts it already set up, so that a host's session setup
@@ -75,16 +75,22 @@ class HostPools:
                 return 1
             return 2 if not users else 3
 
-        free = [info for info in self._hosts if info.name not in busy]
+        free = [info for info in self._hosts if info.name not in busy and (pool is None or info.pool == pool)]
         return sorted(free, key=rank)  # sorted() is stable: inventory order within a rank
 
-    def find(self, worker: Hashable, name: str, topology: Topology) -> Assignment | None:
-        """A free assignment of ``topology`` for ``worker``, or None when the free hosts cannot fill it."""
-        found = assign(name, topology, self.candidates(worker))
+    def find(self, worker: Hashable, name: str, topology: Topology, pool: str | None = None) -> Assignment | None:
+        """A free assignment of ``topology`` (in ``pool``) for ``worker``; None when the free hosts cannot fill it."""
+        found = assign(name, topology, self.candidates(worker, pool))
         return found if isinstance(found, Assignment) else None
 
     def take(
-        self, worker: Hashable, name: str, topology: Topology, *, last_index: int | None = None
+        self,
+        worker: Hashable,
+        name: str,
+        topology: Topology,
+        *,
+        pool: str | None = None,
+        last_index: int | None = None,
     ) -> Assignment | None:
         """Give ``worker`` a free assignment of ``topology`` and make it its current unit.
 
@@ -92,7 +98,7 @@ class HostPools:
             previous unit's hosts stay busy until it completes.
         :returns: The assignment, or None (nothing changes) when no free one exists.
         """
-        found = self.find(worker, name, topology)
+        found = self.find(worker, name, topology, pool)
         if found is None:
             return None
         self.finish(worker, last_index)

@@ -57,6 +57,7 @@ class PoolScheduling:
         self.collection: list[str] | None = None
         self._topology_of: list[str | None] = []
         self._topologies: dict[str, Topology] = {}
+        self._pool_of: dict[str, str | None] = {}  # unit key -> pool (fleets)
         self._queues: dict[str | None, deque[int]] = {}
 
     # -- xdist's Scheduling protocol -------------------------------------------------------------
@@ -128,7 +129,7 @@ class PoolScheduling:
     def _load(self, node: Any) -> None:
         """Read which topology each collected test needs (the worker wrote it next to its collection)."""
         assert self.collection is not None
-        tests, self._topologies = read_collection(self.run_dir, _worker_id(node))
+        tests, self._topologies, self._pool_of = read_collection(self.run_dir, _worker_id(node))
         self._topology_of = [tests.get(nodeid) for nodeid in self.collection]
         for index, name in enumerate(self._topology_of):
             known = name if name in self._topologies else None
@@ -167,7 +168,8 @@ class PoolScheduling:
         names = [name for name, queue in self._queues.items() if name is not None and queue]
         names.sort(key=lambda name: (self.pools.holders(name), -len(self._queues[name])))
         for name in names:
-            assignment = self.pools.take(node, name, self._topologies[name], last_index=last)
+            pool = self._pool_of.get(name)
+            assignment = self.pools.take(node, name, self._topologies[name], pool=pool, last_index=last)
             if assignment is not None:
                 self._send(node, name, assignment)
                 return

@@ -21,7 +21,7 @@ from typing import Any
 from ...topology import Topology
 from ..session.assignment import Assignment
 
-__all__ = ["Placements", "append_placement", "read_collection", "write_collection"]
+__all__ = ["Placements", "append_placement", "read_collection", "unit_key", "write_collection"]
 
 
 def _collection_path(run_dir: Path, worker: str) -> Path:
@@ -32,13 +32,23 @@ def _placement_path(run_dir: Path, worker: str) -> Path:
     return run_dir / f"placement-{worker}.jsonl"
 
 
+def unit_key(topology: str, pool: str | None) -> str:
+    """What the scheduler schedules: a topology, in one pool of a fleet (``pair@debian12``) or anywhere."""
+    return topology if pool is None else f"{topology}@{pool}"
+
+
 def write_collection(
-    run_dir: Path, worker: str, tests: Mapping[str, str | None], topologies: Mapping[str, Topology]
+    run_dir: Path,
+    worker: str,
+    tests: Mapping[str, str | None],
+    topologies: Mapping[str, Topology],
+    pools: Mapping[str, str | None] | None = None,
 ) -> None:
-    """Record each collected test's topology (None: no hosts needed) and each topology's shape."""
+    """Record each collected test's unit key (None: no hosts needed), each key's topology and pool."""
     data = {
         "tests": dict(tests),
         "topologies": {name: {d.id: dict(d.roles) for d in topology} for name, topology in topologies.items()},
+        "pools": dict(pools or {}),
     }
     path = _collection_path(run_dir, worker)
     tmp = path.with_suffix(".tmp")
@@ -46,14 +56,16 @@ def write_collection(
     os.replace(tmp, path)  # the controller never reads half a file
 
 
-def read_collection(run_dir: Path, worker: str) -> tuple[dict[str, str | None], dict[str, Topology]]:
-    """The ``(tests, topologies)`` that ``worker`` recorded; empty when it recorded nothing."""
+def read_collection(
+    run_dir: Path, worker: str
+) -> tuple[dict[str, str | None], dict[str, Topology], dict[str, str | None]]:
+    """The ``(tests, topologies, pools)`` that ``worker`` recorded; empty when it recorded nothing."""
     path = _collection_path(run_dir, worker)
     if not path.exists():
-        return {}, {}
+        return {}, {}, {}
     data = json.loads(path.read_text())
     topologies = {name: Topology.from_counts(counts) for name, counts in data["topologies"].items()}
-    return dict(data["tests"]), topologies
+    return dict(data["tests"]), topologies, dict(data.get("pools", {}))
 
 
 def append_placement(run_dir: Path, worker: str, topology: str, assignment: Assignment, tests: list[str]) -> None:

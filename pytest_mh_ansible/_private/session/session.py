@@ -156,7 +156,8 @@ class MultihostSession:
             executor_for_host(host.variables, self.options.executor, host=host.name)
         except ValueError as err:
             raise MultihostError(str(err)) from None
-        return HostInfo(host.name, tuple(dict.fromkeys(roles)), str(domain))
+        pool = host.variables.get("mh_pool")
+        return HostInfo(host.name, tuple(dict.fromkeys(roles)), str(domain), str(pool) if pool else None)
 
     @property
     def registry(self) -> Registry:
@@ -174,16 +175,26 @@ class MultihostSession:
                 result.setdefault(info.domain, {}).setdefault(role, []).append(info.name)
         return result
 
-    def resolve(self, mark: TopologyMark) -> Assignment | str:
-        """The hosts for ``mark``'s topology, or why the inventory cannot give them (cached per name)."""
-        known = self._resolved.get(mark.name)
+    @property
+    def fleet(self) -> list[str]:
+        """The pools of the inventory (hosts' ``mh_pool``), sorted; empty when no host names one."""
+        return sorted({info.pool for info in self.host_infos if info.pool})
+
+    def resolve(self, mark: TopologyMark, pool: str | None = None) -> Assignment | str:
+        """The hosts for ``mark``'s topology (in ``pool``), or why the inventory cannot give them (cached)."""
+        key = mark.name if pool is None else f"{mark.name}@{pool}"
+        known = self._resolved.get(key)
         if known is None:
-            if not self.host_infos:
+            infos = self.host_infos if pool is None else [info for info in self.host_infos if info.pool == pool]
+            if not infos:
                 sources = ", ".join(self.options.sources)
-                known = f"topology {mark.name!r} needs hosts ({mark.topology.describe()}); inventory {sources} has none"
+                where = f"inventory {sources}" if pool is None else f"pool {pool!r}"
+                known = f"topology {mark.name!r} needs hosts ({mark.topology.describe()}); {where} has none"
             else:
-                known = assign(mark.name, mark.topology, self.host_infos)
-            self._resolved[mark.name] = known
+                known = assign(mark.name, mark.topology, infos)
+                if isinstance(known, str) and pool is not None:
+                    known = f"pool {pool!r}: {known}"
+            self._resolved[key] = known
         return known
 
     def uses_whole_inventory(self, assignment: Assignment) -> bool:
