@@ -7,6 +7,7 @@ import textwrap
 from typing import Any
 
 import pytest
+import yaml
 
 from pytest_mh_ansible.lab import Lab
 
@@ -89,3 +90,43 @@ def test_pools_lab__a_topologys_hosts_connect_in_parallel_over_ssh(pytester: pyt
         "-p", "no:xdist", "-p", "no:benchmark",
     )  # fmt: skip
     result.assert_outcomes(passed=1)
+
+
+FLEET_TEST = textwrap.dedent("""
+    import pytest
+    from pytest_mh_ansible import Topology, TopologyDomain, TopologyMark
+
+    PAIR = TopologyMark("pair", Topology(TopologyDomain("app", client=1, server=1)),
+                        fixtures=dict(client="app.client[0]", server="app.server[0]"))
+
+    @pytest.mark.topology(PAIR)
+    @pytest.mark.parametrize("n", range(3))
+    def test_fleet(client, server, mh_pool, n):
+        suffix = {"p1": "1", "p2": "2"}[mh_pool]
+        assert client.host.conn.run("hostname").stdout.strip() == "client" + suffix
+        assert server.host.conn.run("hostname").stdout.strip() == "server" + suffix
+""")
+
+
+def test_pools_lab__a_fleet_runs_each_test_on_each_pools_hosts(pytester: pytest.Pytester, pool_lab: Lab) -> None:
+    data = yaml.safe_load(pool_lab.inventory_path.read_text())
+    hosts = {name: dict(values) for name, values in data["all"]["hosts"].items()}
+    for name, values in hosts.items():
+        values["mh_pool"] = "p1" if name.endswith("1") else "p2"
+    inventory = {
+        "all": {
+            "vars": {"mh_domain": "app"},
+            "children": {
+                "client": {"hosts": {n: hosts[n] for n in ("client1", "client2")}},
+                "server": {"hosts": {n: hosts[n] for n in ("server1", "server2")}},
+            },
+        }
+    }
+    (pytester.path / "fleet.yml").write_text(yaml.safe_dump(inventory))
+    pytester.makepyfile(test_fleet=FLEET_TEST)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-i", "fleet.yml", "-p", "xdist", "-n", "2", "-p", "no:benchmark", "-v",
+    )  # fmt: skip
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["*PASSED test_fleet.py::test_fleet[[]pair-p1-0[]]*"])
+    result.stdout.fnmatch_lines(["*PASSED test_fleet.py::test_fleet[[]pair-p2-0[]]*"])
