@@ -1,7 +1,9 @@
-"""The pool scheduler's pytest and xdist hooks: on the controller, and on each worker.
+"""The options of parallel runs and leases, and the pool scheduler's pytest and xdist hooks.
 
-``plugin.pytest_configure`` calls :func:`register`; the plugin objects registered here are inert
-unless pytest-xdist runs with ``--dist load`` (what ``-n N`` alone gives) and an inventory.
+``plugin.pytest_addoption`` calls :func:`addoption` and ``plugin.pytest_configure`` calls
+:func:`lease_options` (the session's lease settings) and :func:`register`. The plugin objects
+registered here are inert unless pytest-xdist runs with ``--dist load`` (what ``-n N`` alone
+gives) and an inventory.
 """
 
 from __future__ import annotations
