@@ -20,6 +20,9 @@ class LocalTransport:
         self.commands = 0
         self.closed = False
 
+    def connect(self) -> None:
+        pass
+
     def exec(self, command: str, **_: object) -> tuple[int, bytes, bytes]:
         self.commands += 1
         done = subprocess.run(["/bin/sh", "-c", command], capture_output=True, check=False)
@@ -48,6 +51,14 @@ def test_leases__second_controller_gets_an_error_naming_the_holder(tmp_path: Pat
     assert second.held == {"server1"}
     second.close()
     assert not Path(lease_path("server1", str(tmp_path))).exists()
+
+
+def test_leases__several_hosts_at_once(tmp_path: Path) -> None:
+    leases = _leases(tmp_path, "ctl-a")
+    leases.acquire(["h3", "h1", "h2"])
+    assert leases.held == {"h1", "h2", "h3"}
+    leases.close()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_leases__the_same_owner_takes_its_lease_again(tmp_path: Path) -> None:

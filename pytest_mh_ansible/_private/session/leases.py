@@ -17,6 +17,7 @@ import shlex
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -157,7 +158,9 @@ class HostLeases:
         :raises HostLeaseError: A host stayed held by another owner for ``timeout`` seconds.
         :raises HostUnreachableError: A host cannot be reached (from its transport).
         """
-        for host in sorted(set(hosts) - self._held):
+        wanted = sorted(set(hosts) - self._held)
+        self._connect(wanted)
+        for host in wanted:
             started = time.monotonic()
             announced = False
             while True:
@@ -176,6 +179,23 @@ class HostLeases:
             with self._lock:
                 self._held.add(host)
         self._start()
+
+    def _connect(self, hosts: list[str]) -> None:
+        """Open the lease transports of ``hosts`` side by side (an ssh connection each); errors surface later."""
+        new = [host for host in hosts if host not in self._transports]
+        for host in new:
+            self._transports[host] = self._transport_for(host)
+        if len(new) < 2:
+            return
+
+        def connect(host: str) -> None:
+            try:
+                self._transports[host].connect()
+            except Exception as err:  # the lease command on this host reports it
+                log.debug("host %s: lease connection failed: %s", host, err)
+
+        with ThreadPoolExecutor(max_workers=min(16, len(new)), thread_name_prefix="mh-lease-connect") as pool:
+            list(pool.map(connect, new))
 
     def renew(self) -> list[str]:
         """Push every held lease's expiry out by ``ttl``; returns the hosts whose lease was lost."""
