@@ -17,11 +17,11 @@ import shlex
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...errors import HostLeaseError
+from .connect import in_parallel
 
 if TYPE_CHECKING:
     from ...conn import Transport
@@ -110,6 +110,7 @@ class HostLeases:
 
     :param transport_for: A transport for a host's lease commands; the renewal thread uses it, so it
         must not be the transport the tests use.
+    :param kind_of: A host's connection plugin name (the first connection of each kind opens alone).
     :param ttl: Seconds a lease lives without renewal (a killed session's hosts come free after it).
     :param timeout: Seconds to wait for a leased host before :class:`HostLeaseError`.
     """
@@ -119,6 +120,7 @@ class HostLeases:
         owner: LeaseOwner,
         transport_for: Callable[[str], Transport],
         *,
+        kind_of: Callable[[str], str] = lambda host: "ssh",
         ttl: float = 60,
         timeout: float = 600,
         poll: float = 1.0,
@@ -130,6 +132,7 @@ class HostLeases:
         self.poll = poll
         self.root = root
         self._transport_for = transport_for
+        self._kind_of = kind_of
         self._transports: dict[str, Transport] = {}
         self._held: set[str] = set()
         self._lock = threading.Lock()
@@ -185,8 +188,6 @@ class HostLeases:
         new = [host for host in hosts if host not in self._transports]
         for host in new:
             self._transports[host] = self._transport_for(host)
-        if len(new) < 2:
-            return
 
         def connect(host: str) -> None:
             try:
@@ -194,8 +195,7 @@ class HostLeases:
             except Exception as err:  # the lease command on this host reports it
                 log.debug("host %s: lease connection failed: %s", host, err)
 
-        with ThreadPoolExecutor(max_workers=min(16, len(new)), thread_name_prefix="mh-lease-connect") as pool:
-            list(pool.map(connect, new))
+        in_parallel(new, self._kind_of, connect)
 
     def renew(self) -> list[str]:
         """Push every held lease's expiry out by ``ttl``; returns the hosts whose lease was lost."""

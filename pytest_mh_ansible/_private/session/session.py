@@ -19,7 +19,7 @@ from ..ansible.playbooks import PlaybookRunner
 from ..rollback.inverses import JournalRecorder
 from ..teardown import run_all
 from .assignment import Assignment, HostInfo, assign
-from .connect import probe_all
+from .connect import connection_kind, probe_all
 from .leases import HostLeases, LeaseOwner
 from .locks import HostLocks
 from .reachability import DeadHosts, GuardedTransport
@@ -130,7 +130,11 @@ class MultihostSession:
         self.leases: HostLeases | None = None
         if options.lease_owner is not None:
             self.leases = HostLeases(
-                options.lease_owner, self._lease_transport, ttl=options.lease_ttl, timeout=options.lease_timeout
+                options.lease_owner,
+                self._lease_transport,
+                kind_of=lambda name: connection_kind(self.inventory.host(name).variables),
+                ttl=options.lease_ttl,
+                timeout=options.lease_timeout,
             )
         self.journal = RollbackJournal()
         self.journal.open("session")
