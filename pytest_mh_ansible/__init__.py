@@ -11,6 +11,7 @@ from .backup import BackupTopologyController, MultihostBackupHost
 from .conn import Connection, ProcessResult
 from .controller import TopologyController
 from .errors import (
+    HostLeaseError,
     HostUnreachableError,
     InventoryError,
     LabError,
@@ -71,6 +72,7 @@ __all__ = [
     "Crashes",
     "FileSystem",
     "Firewall",
+    "HostLeaseError",
     "HostModules",
     "HostUnreachableError",
     "InventoryError",

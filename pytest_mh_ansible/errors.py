@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from .playbook import PlaybookResult, TaskResult
 
 __all__ = [
+    "HostLeaseError",
     "HostUnreachableError",
     "InventoryError",
     "LabError",
@@ -65,6 +66,29 @@ class HostUnreachableError(MultihostError):
         super().__init__(f"host {host!r} is unreachable: {reason}")
         self.host = host
         self.reason = reason
+
+
+class HostLeaseError(MultihostError):
+    """A host stayed leased by another pytest session (maybe on another controller) for too long.
+
+    :param host: The inventory hostname.
+    :param holder: Who holds the lease (``controller/pid/run``), as the lease on the host says.
+    :param expires: When the holder's lease runs out unless renewed (host clock, seconds since the epoch).
+    :param waited: How long this session waited (``--mh-lease-timeout``).
+    """
+
+    def __init__(self, host: str, holder: str, expires: float | None, waited: float) -> None:
+        import time
+
+        until = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(expires)) if expires else "unknown"
+        super().__init__(
+            f"host {host!r} is leased by {holder!r} (lease renewed until {until}); gave up after "
+            f"{waited:.0f} s (--mh-lease-timeout)"
+        )
+        self.host = host
+        self.holder = holder
+        self.expires = expires
+        self.waited = waited
 
 
 class ProcessError(MultihostError):

@@ -17,16 +17,20 @@ import pytest
 
 from . import hookspecs
 from ._private.ansible.executor_choice import EXECUTORS
+from ._private.parallel import hooks as parallel
+from ._private.parallel.groups import group_name
 from ._private.pytest_internals import add_inventory_option, restore_setup
 from ._private.reporting import crash_check, drift_check, export, reporting
 from ._private.secrets import secrets
 from ._private.session.session import MultihostSession, SessionOptions
 from ._private.stash import (
+    ASSIGNMENT_KEY,
     FIXTURE_KEY,
     FIXTURES_KEY,
     LAB_KEY,
     MARK_KEY,
     NO_INVENTORY_KEY,
+    POOL_KEY,
     REGISTRY_KEY,
     SESSION_KEY,
     TOPOLOGY_NAMES_KEY,
@@ -39,6 +43,7 @@ from .rollback import RollbackJournal
 from .topology import Topology
 
 PARAM = "mh_topology_mark"
+POOL_PARAM = "mh_pool"
 
 NO_INVENTORY = (
     "no Ansible inventory given: use -i/--mh-inventory PATH, the ini option mh_inventory or ANSIBLE_INVENTORY"
@@ -135,6 +140,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Bring up a local lab from this spec file for the session (root only), use its "
         "inventory, and tear it down at the end.",
     )
+    parallel.addoption(group)
     reporting.addoption(group, parser)
     crash_check.addini(parser)
     parser.addini("mh_inventory", "Ansible inventory sources (used when -i is not given).", type="args", default=[])
@@ -280,6 +286,7 @@ def pytest_configure(config: pytest.Config) -> None:
         vault_password_files=tuple(_absolute(config, path) for path in vault_files),
         vault_ids=tuple(_absolute_vault_id(config, vault_id) for vault_id in vault_ids),
         playbook_dirs=tuple(_playbook_dirs(config)),
+        **parallel.lease_options(config),
         record_calls=export.export_mode(config) != "never",
     )
     try:
@@ -296,6 +303,7 @@ def pytest_configure(config: pytest.Config) -> None:
     reporting.configure(config)
     crash_check.register(config)
     drift_check.register(config)
+    parallel.register(config, session)
     export.register(config)
 
 
@@ -428,7 +436,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         if name not in metafunc.fixturenames:
             metafunc.fixturenames.append(name)
     _register_role_fixtures(config, {name for mark in marks for name in mark.fixtures})
-    metafunc.parametrize(PARAM, marks, ids=[mark.name for mark in marks])
+    if config.pluginmanager.hasplugin("xdist"):
+        # The group mark must exist when the item is made: xdist's worker turns xdist_group marks
+        # into node-id suffixes (``--dist loadgroup``) in its own collection hook, before ours run.
+        params = [
+            pytest.param(mark, marks=pytest.mark.xdist_group(group_name(mark.name)), id=mark.name) for mark in marks
+        ]
+        metafunc.parametrize(PARAM, params)
+    else:
+        metafunc.parametrize(PARAM, marks, ids=[mark.name for mark in marks])
+    session = _session(config)
+    if session is not None and session.fleet:  # once per pool: test_x[pair-debian12]
+        if POOL_PARAM not in metafunc.fixturenames:
+            metafunc.fixturenames.append(POOL_PARAM)
+        metafunc.parametrize(POOL_PARAM, session.fleet, ids=session.fleet)
 
 
 def _register_role_fixtures(config: pytest.Config, names: set[str]) -> None:
@@ -462,21 +483,36 @@ def _item_mark(item: pytest.Item) -> TopologyMark | None:
     return mark if isinstance(mark, TopologyMark) else None
 
 
+def _item_pool(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    pool = callspec.params.get(POOL_PARAM) if callspec is not None else None
+    return pool if isinstance(pool, str) else None
+
+
+def _group_key(item: pytest.Item) -> str:
+    """Tests are grouped by topology and pool: ``pair`` or ``pair@debian12``."""
+    name = item.stash[MARK_KEY].name
+    pool = item.stash.get(POOL_KEY, None)
+    return name if pool is None else f"{name}@{pool}"
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     mh_session = _session(config)
     only = set(config.getoption("mh_topology") or [])
     never = set(config.getoption("mh_not_topology") or [])
     exact = bool(config.getoption("mh_exact_topology"))
-    xdist = config.pluginmanager.hasplugin("xdist")
     if only:
         _check_topology_names(only, items)
     kept: list[pytest.Item] = []
     deselected: list[pytest.Item] = []
     for item in items:
         mark = _item_mark(item)
+        pool = _item_pool(item)
         if mark is not None:
             item.stash[MARK_KEY] = mark
+        if pool is not None:
+            item.stash[POOL_KEY] = pool
         if (only and (mark is None or mark.name not in only)) or (mark is not None and mark.name in never):
             deselected.append(item)
             continue
@@ -484,14 +520,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             if mh_session is None:
                 item.add_marker(pytest.mark.skip(reason=config.stash.get(NO_INVENTORY_KEY, NO_INVENTORY)))
             else:
-                resolved = mh_session.resolve(mark)
+                resolved = mh_session.resolve(mark, pool)
                 if isinstance(resolved, str):
                     item.add_marker(pytest.mark.skip(reason=_with_limit(config, resolved)))
                 elif exact and not mh_session.uses_whole_inventory(resolved):
                     deselected.append(item)
                     continue
-            if xdist:
-                item.add_marker(pytest.mark.xdist_group(f"mh-{mark.name}"))
         kept.append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)
@@ -500,7 +534,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     groups: dict[str, list[pytest.Item]] = {}
     for item in kept:
         if MARK_KEY in item.stash:
-            groups.setdefault(item.stash[MARK_KEY].name, []).append(item)
+            groups.setdefault(_group_key(item), []).append(item)
     items[:] = plain + [item for group in groups.values() for item in group]
 
 
@@ -537,7 +571,12 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
     mh_session = _session(request.config)
     if mh_session is None:
         pytest.skip(request.config.stash.get(NO_INVENTORY_KEY, NO_INVENTORY))
-    active = mh_session.enter(mark)
+    assignment = item.stash.get(ASSIGNMENT_KEY, None)
+    pool = item.stash.get(POOL_KEY, None)
+    if assignment is None and pool is not None:
+        resolved = mh_session.resolve(mark, pool)
+        assignment = resolved if not isinstance(resolved, str) else None
+    active = mh_session.enter(mark, assignment)
     if active.skip_reason:
         pytest.skip(_with_limit(request.config, active.skip_reason))
     mh_session.check(active)
@@ -649,6 +688,13 @@ class _UnrevertedSummary:
         terminalreporter.write_sep("=", "pytest-mh-ansible: changes not reverted (no known inverse)", yellow=True)
         for owner, line in found:
             terminalreporter.write_line(f"{owner}: {line}")
+
+
+@pytest.fixture
+def mh_pool(request: pytest.FixtureRequest) -> str | None:
+    """The pool (hosts' ``mh_pool`` inventory variable) the test runs on; None when the inventory has no pools."""
+    pool: str | None = request.node.stash.get(POOL_KEY, None)
+    return pool
 
 
 @pytest.fixture

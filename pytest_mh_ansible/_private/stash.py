@@ -14,14 +14,17 @@ if TYPE_CHECKING:
     from ..marks import TopologyMark
     from ..multihost import MultihostFixture
     from ..registry import Registry
+    from .session.assignment import Assignment
     from .session.session import MultihostSession
 
 __all__ = [
+    "ASSIGNMENT_KEY",
     "FIXTURES_KEY",
     "FIXTURE_KEY",
     "LAB_KEY",
     "MARK_KEY",
     "NO_INVENTORY_KEY",
+    "POOL_KEY",
     "REGISTRY_KEY",
     "SESSION_KEY",
     "TOPOLOGY_NAMES_KEY",
@@ -50,3 +53,9 @@ MARK_KEY: pytest.StashKey[TopologyMark] = pytest.StashKey()
 
 FIXTURE_KEY: pytest.StashKey[MultihostFixture] = pytest.StashKey()
 """``item.stash``: the test's ``mh`` object, once set up."""
+
+ASSIGNMENT_KEY: pytest.StashKey[Assignment] = pytest.StashKey()
+"""``item.stash``: the hosts the pool scheduler chose for the test (xdist workers; absent otherwise)."""
+
+POOL_KEY: pytest.StashKey[str] = pytest.StashKey()
+"""``item.stash``: the pool (``mh_pool``) a test runs on, when the inventory is a fleet."""

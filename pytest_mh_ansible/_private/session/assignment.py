@@ -17,6 +17,7 @@ class HostInfo:
     name: str
     roles: tuple[str, ...]
     domain: str
+    pool: str | None = None  # the host's mh_pool (fleets: one run of the suite per pool)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from ..ansible.playbooks import PlaybookRunner
 from ..rollback.inverses import JournalRecorder
 from ..teardown import run_all
 from .assignment import Assignment, HostInfo, assign
+from .connect import connection_kind, probe_all
+from .leases import HostLeases, LeaseOwner
 from .locks import HostLocks
 from .reachability import DeadHosts, GuardedTransport
 
@@ -44,6 +46,9 @@ class SessionOptions:
     vault_ids: tuple[str, ...] = ()  # label@file, the file absolute
     playbook_dirs: tuple[str, ...] = ()
     executor: ExecutorName = "warm"  # how modules run (a host's mh_executor variable wins)
+    lease_owner: LeaseOwner | None = None  # leases on the hosts (leases.py); None: no leases
+    lease_ttl: float = 60
+    lease_timeout: float = 600
     record_calls: bool = False  # keep every call that may change a host (--mh-export-playbooks)
     source_labels: tuple[str, ...] = ()  # ``sources`` as the user wrote them (``sources`` are absolute)
 
@@ -130,6 +135,15 @@ class MultihostSession:
         self._host_state: dict[str, BaseException | None] = {}
         self.active: ActiveTopology | None = None
         self.locks = HostLocks()
+        self.leases: HostLeases | None = None
+        if options.lease_owner is not None:
+            self.leases = HostLeases(
+                options.lease_owner,
+                self._lease_transport,
+                kind_of=lambda name: connection_kind(self.inventory.host(name).variables),
+                ttl=options.lease_ttl,
+                timeout=options.lease_timeout,
+            )
         self.journal = RollbackJournal(record_calls=options.record_calls)
         self.journal.open("session")
         self._recorder = JournalRecorder(self.journal)
@@ -158,7 +172,8 @@ class MultihostSession:
             executor_for_host(host.variables, self.options.executor, host=host.name)
         except ValueError as err:
             raise MultihostError(str(err)) from None
-        return HostInfo(host.name, tuple(dict.fromkeys(roles)), str(domain))
+        pool = host.variables.get("mh_pool")
+        return HostInfo(host.name, tuple(dict.fromkeys(roles)), str(domain), str(pool) if pool else None)
 
     @property
     def registry(self) -> Registry:
@@ -176,16 +191,26 @@ class MultihostSession:
                 result.setdefault(info.domain, {}).setdefault(role, []).append(info.name)
         return result
 
-    def resolve(self, mark: TopologyMark) -> Assignment | str:
-        """The hosts for ``mark``'s topology, or why the inventory cannot give them (cached per name)."""
-        known = self._resolved.get(mark.name)
+    @property
+    def fleet(self) -> list[str]:
+        """The pools of the inventory (hosts' ``mh_pool``), sorted; empty when no host names one."""
+        return sorted({info.pool for info in self.host_infos if info.pool})
+
+    def resolve(self, mark: TopologyMark, pool: str | None = None) -> Assignment | str:
+        """The hosts for ``mark``'s topology (in ``pool``), or why the inventory cannot give them (cached)."""
+        key = mark.name if pool is None else f"{mark.name}@{pool}"
+        known = self._resolved.get(key)
         if known is None:
-            if not self.host_infos:
+            infos = self.host_infos if pool is None else [info for info in self.host_infos if info.pool == pool]
+            if not infos:
                 sources = self.options.shown_sources
-                known = f"topology {mark.name!r} needs hosts ({mark.topology.describe()}); inventory {sources} has none"
+                where = f"inventory {sources}" if pool is None else f"pool {pool!r}"
+                known = f"topology {mark.name!r} needs hosts ({mark.topology.describe()}); {where} has none"
             else:
-                known = assign(mark.name, mark.topology, self.host_infos)
-            self._resolved[mark.name] = known
+                known = assign(mark.name, mark.topology, infos)
+                if isinstance(known, str) and pool is not None:
+                    known = f"pool {pool!r}: {known}"
+            self._resolved[key] = known
         return known
 
     def uses_whole_inventory(self, assignment: Assignment) -> bool:
@@ -224,6 +249,12 @@ class MultihostSession:
 
         return Connection(host.name, host.vars, transport=transport, observer=observer)
 
+    def _lease_transport(self, name: str) -> Any:
+        """A transport of its own for a host's leases (the renewal thread must not share the tests' one)."""
+        from ..ansible.transport import AnsibleTransport
+
+        return GuardedTransport(name, AnsibleTransport(name, self.inventory.host(name).variables), self.dead)
+
     def is_set_up(self, name: str) -> bool:
         """Whether host ``name``'s session setup ran and succeeded."""
         return name in self._host_state and self._host_state[name] is None
@@ -232,20 +263,25 @@ class MultihostSession:
         return [self._hosts[name] for name in names if self.is_set_up(name)]
 
     # -- life cycle ----------------------------------------------------------------------------
-    def enter(self, mark: TopologyMark) -> ActiveTopology:
+    def enter(self, mark: TopologyMark, assignment: Assignment | None = None) -> ActiveTopology:
         """Make ``mark``'s topology the active one: leave the previous one, set hosts and topology up.
 
         A failure is recorded on the returned object (and re-raised by :meth:`check`) so that
         every test of the topology reports it without trying again.
+
+        :param assignment: The hosts to use (the pool scheduler's choice under xdist); by default
+            the inventory's first hosts that fill the topology.
         """
         active = self.active
-        if active is not None and active.mark.name == mark.name:
+        same = active is not None and active.mark.name == mark.name
+        if active is not None and same and (assignment is None or assignment == active.assignment):
             return active
         if active is not None:
             self.leave()
-        assignment = self.resolve(mark)
-        if isinstance(assignment, str):
-            raise MultihostError(assignment)
+        resolved = assignment if assignment is not None else self.resolve(mark)
+        if isinstance(resolved, str):
+            raise MultihostError(resolved)
+        assignment = resolved
         hosts_by_slot = {key: [self.host(name) for name in names] for key, names in assignment.slots.items()}
         controller_hosts: dict[str, Any] = {}
         for fixture, path in mark.paths.items():
@@ -254,10 +290,13 @@ class MultihostSession:
         active = self.active = ActiveTopology(mark, assignment, hosts_by_slot, controller_hosts)
         self.locks.acquire(self._lock_key(name) for name in assignment.hosts)
         try:
+            if self.leases is not None:
+                self.leases.acquire(assignment.hosts)
+            probed = probe_all([self._hosts[name] for name in assignment.hosts if name not in self._host_state])
             # Hosts are set up in the session scope (undone at the end of the session, not of this topology).
             with self.journal.into("session"):
                 for name in assignment.hosts:
-                    self._setup_host(name)
+                    self._setup_host(name, probed)
             self.journal.open("topology")
             mark.controller._mh_bind(mark, controller_hosts)
             mark.controller.topology_setup(**controller_hosts)
@@ -286,7 +325,7 @@ class MultihostSession:
             raise HostUnreachableError(err.host, err.reason) from err
         raise MultihostError(f"topology {active.mark.name!r} could not be set up: {type(err).__name__}: {err}") from err
 
-    def _setup_host(self, name: str) -> None:
+    def _setup_host(self, name: str, probed: Mapping[str, BaseException | None] | None = None) -> None:
         if name in self._host_state:
             err = self._host_state[name]
             if err is not None:
@@ -294,9 +333,14 @@ class MultihostSession:
             return
         host = self._hosts[name]
         try:
-            host.conn.connect()
-            # Connection plugins connect lazily; one command proves the host is reachable.
-            host.conn.run("true", raise_on_error=False)
+            if probed is not None and name in probed:
+                error = probed[name]
+                if error is not None:
+                    raise error
+            else:
+                host.conn.connect()
+                # Connection plugins connect lazily; one command proves the host is reachable.
+                host.conn.run("true", raise_on_error=False)
             host.pytest_setup()
         except HostUnreachableError as err:
             self._host_state[name] = err
@@ -334,6 +378,8 @@ class MultihostSession:
                 raise error
         finally:
             self.locks.release(self._lock_key(name) for name in active.assignment.hosts)
+            if self.leases is not None:
+                self.leases.release(active.assignment.hosts)
 
     def new_fixture(self, active: ActiveTopology) -> MultihostFixture:
         registry = self.registry
@@ -349,6 +395,11 @@ class MultihostSession:
         hosts = self._set_up_hosts(list(self._host_state))
         try:
             self.locks.acquire(self._lock_key(host.name) for host in hosts)
+            if self.leases is not None:
+                try:
+                    self.leases.acquire(host.name for host in hosts)
+                except Exception as err:
+                    errors.append(err)
             errors.extend(run_all("session teardown", [(host, host.pytest_teardown) for host in hosts], reraise=False))
             errors.extend(self.journal.close_all())
             try:
@@ -360,6 +411,8 @@ class MultihostSession:
                 self._executor.close()
                 self._executor = None
             self.locks.release()
+            if self.leases is not None:
+                self.leases.close()
             errors.extend(
                 run_all("closing connections", [(h, h._mh_close) for h in self._hosts.values()], reraise=False)
             )

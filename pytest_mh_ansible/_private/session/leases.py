@@ -1,0 +1,246 @@
+"""Leases on hosts that hold across controllers: a directory on the host says who uses it, until when.
+
+The per-host ``flock`` (``locks``) keeps the pytest processes of one machine apart. Two CI jobs on
+two machines that share one inventory need a lock that both see: the host itself. A lease is a
+directory made with ``mkdir`` (atomic) on the host, over the host's own connection, holding one
+line ``<controller>/<pid>/<run> <expiry>``. The holder renews the expiry while its session lives
+(a thread, every third of the time to live); a lease whose expiry has passed on the host's clock
+is stale and the next session takes it over. A session that waits longer than
+``--mh-lease-timeout`` fails the topology with :class:`HostLeaseError`, naming the holder.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shlex
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ...errors import HostLeaseError
+from .connect import in_parallel
+
+if TYPE_CHECKING:
+    from ...conn import Transport
+
+__all__ = ["LEASE_ROOT", "HostLeases", "LeaseOwner", "lease_path"]
+
+log = logging.getLogger("pytest_mh_ansible")
+
+LEASE_ROOT = "/tmp/pytest-mh-ansible-leases"
+"""Where leases live on a host; ``/tmp`` because any user may write there and a reboot ends every lease."""
+
+_ID_RE = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
+@dataclass(frozen=True)
+class LeaseOwner:
+    """Who takes leases: the controller's id, the process and the run (one token on the host)."""
+
+    controller: str
+    pid: int
+    run: str
+
+    def __post_init__(self) -> None:
+        for value in (self.controller, self.run):
+            if not _ID_RE.match(value):
+                raise ValueError(f"lease owner: {value!r} may only hold letters, digits, '.', '_' and '-'")
+
+    @property
+    def token(self) -> str:
+        return f"{self.controller}/{self.pid}/{self.run}"
+
+
+def lease_path(host: str, root: str = LEASE_ROOT) -> str:
+    """The lease directory of inventory host ``host`` (one per inventory name: local hosts share a /tmp)."""
+    return f"{root}/{re.sub(r'[^A-Za-z0-9._-]', '_', host)}"
+
+
+# $1: lease dir, $2: owner token, $3: seconds to live. Prints "acquired" or "held <owner> <expiry>".
+_TAKE = r"""
+d=$1; me=$2; ttl=$3; now=$(date +%s)
+write() { printf '%s %s\n' "$me" "$((now + ttl))" > "$d/owner.$$" && mv -f "$d/owner.$$" "$d/owner"; }
+mkdir -p "${d%/*}" 2>/dev/null; chmod 1777 "${d%/*}" 2>/dev/null
+if mkdir "$d" 2>/dev/null; then write && echo acquired && exit 0; fi
+line=$(cat "$d/owner" 2>/dev/null); set -- $line
+if [ "$1" = "$me" ]; then write && echo acquired && exit 0; fi
+exp=${2:-}
+if [ -z "$exp" ]; then exp=$(( $(stat -c %Y "$d" 2>/dev/null || echo "$now") + ttl )); fi
+if [ "$now" -gt "$exp" ] && mkdir "$d/takeover" 2>/dev/null; then
+  rm -rf "$d" && mkdir "$d" 2>/dev/null && write && echo acquired && exit 0
+fi
+echo "held ${1:-unknown} $exp"
+"""
+
+# $1: lease dir, $2: owner token, $3: seconds to live. Prints "renewed" or "lost <owner> <expiry>".
+_RENEW = r"""
+d=$1; me=$2; ttl=$3; now=$(date +%s)
+line=$(cat "$d/owner" 2>/dev/null); set -- $line
+if [ "$1" = "$me" ]; then
+  printf '%s %s\n' "$me" "$((now + ttl))" > "$d/owner.$$" && mv -f "$d/owner.$$" "$d/owner" && echo renewed && exit 0
+fi
+echo "lost ${1:-none} ${2:-0}"
+"""
+
+# $1: lease dir, $2: owner token. Removes the lease only if it is ours.
+_RELEASE = r"""
+d=$1; me=$2
+line=$(cat "$d/owner" 2>/dev/null); set -- $line
+if [ "$1" = "$me" ]; then rm -rf "$d"; fi
+true
+"""
+
+
+def _script(body: str, *args: str) -> str:
+    return "sh -c " + shlex.quote(body) + " lease " + " ".join(shlex.quote(arg) for arg in args)
+
+
+class HostLeases:
+    """The leases one session holds, taken before a topology's hosts are used and renewed in a thread.
+
+    Example::
+
+        leases = HostLeases(LeaseOwner("ci-2", os.getpid(), run_id), transport_for, ttl=60, timeout=600)
+        leases.acquire(["client1", "server1"])   # waits (up to timeout) while another session holds one
+        ...
+        leases.close()                            # releases all, stops renewing
+
+    :param transport_for: A transport for a host's lease commands; the renewal thread uses it, so it
+        must not be the transport the tests use.
+    :param kind_of: A host's connection plugin name (the first connection of each kind opens alone).
+    :param ttl: Seconds a lease lives without renewal (a killed session's hosts come free after it).
+    :param timeout: Seconds to wait for a leased host before :class:`HostLeaseError`.
+    """
+
+    def __init__(
+        self,
+        owner: LeaseOwner,
+        transport_for: Callable[[str], Transport],
+        *,
+        kind_of: Callable[[str], str] = lambda host: "ssh",
+        ttl: float = 60,
+        timeout: float = 600,
+        poll: float = 1.0,
+        root: str = LEASE_ROOT,
+    ) -> None:
+        self.owner = owner
+        self.ttl = max(3, int(ttl))
+        self.timeout = timeout
+        self.poll = poll
+        self.root = root
+        self._transport_for = transport_for
+        self._kind_of = kind_of
+        self._transports: dict[str, Transport] = {}
+        self._held: set[str] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def held(self) -> frozenset[str]:
+        return frozenset(self._held)
+
+    def _run(self, host: str, body: str, *args: str) -> str:
+        transport = self._transports.get(host)
+        if transport is None:
+            transport = self._transports[host] = self._transport_for(host)
+        rc, out, err = transport.exec(_script(body, *args), become=False, timeout=30)
+        text = out.decode("utf-8", errors="replace").strip()
+        if rc != 0 or not text:
+            raise HostLeaseError(
+                host, f"(lease command failed, rc={rc}: {err.decode(errors='replace').strip()})", None, 0
+            )
+        return text.splitlines()[-1]
+
+    def acquire(self, hosts: Iterable[str]) -> None:
+        """Take a lease on every host not held yet, in sorted order; wait while another session holds one.
+
+        :raises HostLeaseError: A host stayed held by another owner for ``timeout`` seconds.
+        :raises HostUnreachableError: A host cannot be reached (from its transport).
+        """
+        wanted = sorted(set(hosts) - self._held)
+        self._connect(wanted)
+        for host in wanted:
+            started = time.monotonic()
+            announced = False
+            while True:
+                answer = self._run(host, _TAKE, lease_path(host, self.root), self.owner.token, str(self.ttl))
+                if answer == "acquired":
+                    break
+                _, _, rest = answer.partition(" ")
+                holder, _, expiry = rest.partition(" ")
+                waited = time.monotonic() - started
+                if waited >= self.timeout:
+                    raise HostLeaseError(host, holder, float(expiry) if expiry.isdigit() else None, waited)
+                if not announced:
+                    log.warning("host %s is leased by %s; waiting (up to %.0f s)", host, holder, self.timeout)
+                    announced = True
+                time.sleep(min(self.poll, max(0.0, self.timeout - waited)))
+            with self._lock:
+                self._held.add(host)
+        self._start()
+
+    def _connect(self, hosts: list[str]) -> None:
+        """Open the lease transports of ``hosts`` side by side (an ssh connection each); errors surface later."""
+        new = [host for host in hosts if host not in self._transports]
+        for host in new:
+            self._transports[host] = self._transport_for(host)
+
+        def connect(host: str) -> None:
+            try:
+                self._transports[host].connect()
+            except Exception as err:  # the lease command on this host reports it
+                log.debug("host %s: lease connection failed: %s", host, err)
+
+        in_parallel(new, self._kind_of, connect)
+
+    def renew(self) -> list[str]:
+        """Push every held lease's expiry out by ``ttl``; returns the hosts whose lease was lost."""
+        lost: list[str] = []
+        for host in sorted(self.held):
+            try:
+                answer = self._run(host, _RENEW, lease_path(host, self.root), self.owner.token, str(self.ttl))
+            except Exception as err:  # a dead host: its lease runs out by itself
+                log.warning("host %s: lease not renewed: %s", host, err)
+                continue
+            if answer != "renewed":
+                log.error("host %s: lease lost to %s", host, answer.split(" ")[1:2])
+                lost.append(host)
+        return lost
+
+    def release(self, hosts: Iterable[str] | None = None) -> None:
+        """Give leases back (all when ``hosts`` is None); a host that cannot be reached keeps it until expiry."""
+        with self._lock:
+            names = sorted(self._held if hosts is None else set(hosts) & self._held)
+            self._held.difference_update(names)
+        for host in names:
+            try:
+                self._run(host, _RELEASE, lease_path(host, self.root), self.owner.token)
+            except Exception as err:
+                log.warning("host %s: lease not released (it expires by itself): %s", host, err)
+
+    def close(self) -> None:
+        """Release every lease, stop renewing and close the lease transports."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        self.release()
+        for transport in self._transports.values():
+            try:
+                transport.close()
+            except Exception as err:
+                log.debug("lease transport: close failed: %s", err)
+        self._transports.clear()
+
+    def _start(self) -> None:
+        if self._thread is None and not self._stop.is_set():
+            self._thread = threading.Thread(target=self._renew_loop, name="mh-lease-renewal", daemon=True)
+            self._thread.start()
+
+    def _renew_loop(self) -> None:
+        while not self._stop.wait(self.ttl / 3):
+            self.renew()

@@ -1,0 +1,109 @@
+"""Leases on hosts: the shell scripts run for real (locally, in a temporary lease root)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_mh_ansible import HostLeaseError
+from pytest_mh_ansible._private.session.leases import HostLeases, LeaseOwner, lease_path
+
+
+class LocalTransport:
+    """Runs lease commands in a local shell, as the local connection plugin would."""
+
+    def __init__(self) -> None:
+        self.commands = 0
+        self.closed = False
+
+    def connect(self) -> None:
+        pass
+
+    def exec(self, command: str, **_: object) -> tuple[int, bytes, bytes]:
+        self.commands += 1
+        done = subprocess.run(["/bin/sh", "-c", command], capture_output=True, check=False)
+        return done.returncode, done.stdout, done.stderr
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _leases(root: Path, controller: str, *, timeout: float = 0, ttl: float = 60) -> HostLeases:
+    owner = LeaseOwner(controller, os.getpid(), "run1")
+    return HostLeases(owner, lambda host: LocalTransport(), ttl=ttl, timeout=timeout, poll=0.1, root=str(root))
+
+
+def test_leases__second_controller_gets_an_error_naming_the_holder(tmp_path: Path) -> None:
+    first, second = _leases(tmp_path, "ctl-a"), _leases(tmp_path, "ctl-b", timeout=0.3)
+    first.acquire(["server1"])
+    with pytest.raises(HostLeaseError) as info:
+        second.acquire(["server1"])
+    assert info.value.host == "server1"
+    assert info.value.holder == f"ctl-a/{os.getpid()}/run1"
+    assert "leased by 'ctl-a/" in str(info.value)
+    assert "--mh-lease-timeout" in str(info.value)
+    first.close()
+    second.acquire(["server1"])
+    assert second.held == {"server1"}
+    second.close()
+    assert not Path(lease_path("server1", str(tmp_path))).exists()
+
+
+def test_leases__several_hosts_at_once(tmp_path: Path) -> None:
+    leases = _leases(tmp_path, "ctl-a")
+    leases.acquire(["h3", "h1", "h2"])
+    assert leases.held == {"h1", "h2", "h3"}
+    leases.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_leases__the_same_owner_takes_its_lease_again(tmp_path: Path) -> None:
+    leases = _leases(tmp_path, "ctl-a")
+    leases.acquire(["h1"])
+    leases.release()
+    leases.acquire(["h1"])
+    other = _leases(tmp_path, "ctl-a")  # same token: a second session object of the same process and run
+    other.acquire(["h1"])
+    leases.close()
+
+
+def test_leases__a_stale_lease_is_taken_over(tmp_path: Path) -> None:
+    lease = Path(lease_path("h1", str(tmp_path)))
+    lease.mkdir(parents=True)
+    (lease / "owner").write_text(f"ctl-dead/1/run0 {int(time.time()) - 5}\n")
+    leases = _leases(tmp_path, "ctl-b")
+    leases.acquire(["h1"])
+    assert (lease / "owner").read_text().startswith(f"ctl-b/{os.getpid()}/run1 ")
+    leases.close()
+
+
+def test_leases__release_leaves_another_owners_lease_alone(tmp_path: Path) -> None:
+    mine, theirs = _leases(tmp_path, "ctl-a"), _leases(tmp_path, "ctl-b")
+    theirs.acquire(["h1"])
+    mine._held.add("h1")  # as if we believed we held it (it was taken over meanwhile)
+    mine.release()
+    assert (Path(lease_path("h1", str(tmp_path))) / "owner").read_text().startswith("ctl-b/")
+    assert theirs.renew() == []
+    assert mine.renew() == []  # holds nothing now
+    theirs.close()
+
+
+def test_leases__renewal_pushes_the_expiry_and_reports_a_lost_lease(tmp_path: Path) -> None:
+    leases = _leases(tmp_path, "ctl-a", ttl=5)
+    leases.acquire(["h1"])
+    owner = Path(lease_path("h1", str(tmp_path))) / "owner"
+    owner.write_text(f"ctl-a/{os.getpid()}/run1 0\n")
+    assert leases.renew() == []
+    assert int(owner.read_text().split()[1]) >= int(time.time()) + 4
+    owner.write_text("ctl-x/9/run9 99999999999\n")
+    assert leases.renew() == ["h1"]
+    leases.close()
+
+
+def test_leases__a_bad_controller_id_is_refused() -> None:
+    with pytest.raises(ValueError, match="'ci job'"):
+        LeaseOwner("ci job", 1, "run1")
