@@ -85,14 +85,22 @@ class ChangeRecorder(Protocol):
     """Told about every module call that may change a host, so that it can be undone later.
 
     The rollback journal implements it. :meth:`prepare` runs before the call (it may save
-    the state to restore), then exactly one of :meth:`commit` (the call succeeded) or
-    :meth:`abort` (it failed or raised). Check-mode calls are never recorded.
+    the state to restore), :meth:`arguments` may add arguments to the call (a module of
+    ``mh_ansible.rollback`` that snapshots in the same call), then exactly one of :meth:`commit`
+    (the call succeeded) or :meth:`abort` (it failed or raised). Check-mode calls are never recorded.
     """
 
     def prepare(
         self, host: MultihostHost, module: str, args: Mapping[str, Any], *, revert_paths: Sequence[str] | None
     ) -> object:
         """Called before the module runs; returns a token handed to commit/abort."""
+        ...
+
+    def arguments(self, token: object) -> Mapping[str, Any]:
+        """Arguments to add to the module call (e.g. the name of a snapshot the module takes itself).
+
+        Optional: a recorder without this method adds none.
+        """
         ...
 
     def commit(self, token: object, result: ModuleResult) -> None:
@@ -181,6 +189,9 @@ class HostModules:
         if recording:
             assert self._recorder is not None
             token = self._recorder.prepare(self._host, module, merged, revert_paths=revert_paths)
+            extra = getattr(self._recorder, "arguments", None)  # optional in the protocol
+            if extra is not None:
+                merged = {**merged, **extra(token)}
         try:
             raw = self._executor.run(
                 self._host.name,

@@ -441,6 +441,48 @@ CASES: list[Case] = [
         shows=("msg",),
     ),
     Case(
+        "write-snapshot-diff",
+        "mh_ansible.rollback.write",
+        {"dest": "{w}/data/a.conf", "content": "new\n", "mode": "0600", "snapshot": "eq", "backup_dir": "{w}/snaps"},
+        setup=_DATA,
+        diff=True,
+        shows=("diff", "snapshot", "snapshot_dir", "checksum"),
+        expect={"changed": True, "snapshot": "eq"},
+    ),
+    Case(
+        "write-new-file",
+        "mh_ansible.rollback.write",
+        {"dest": "{w}/new.conf", "content": "x = 1\n", "snapshot": "eq", "backup_dir": "{w}/snaps"},
+        diff=True,
+        shows=("diff", "snapshot"),
+        expect={"changed": True},
+    ),
+    Case(
+        "write-unchanged-drops-snapshot",
+        "mh_ansible.rollback.write",
+        {"dest": "{w}/data/a.conf", "content": "one\n", "snapshot": "eq", "backup_dir": "{w}/snaps"},
+        setup=_DATA,
+        diff=True,
+        expect={"changed": False, "snapshot": None},
+    ),
+    Case(
+        "write-check-diff",
+        "mh_ansible.rollback.write",
+        {"dest": "{w}/data/a.conf", "content": "new\n", "mode": "0600"},
+        setup=_DATA,
+        check=True,
+        diff=True,
+        shows=("diff",),
+        expect={"changed": True},
+    ),
+    Case(
+        "write-missing-parent",
+        "mh_ansible.rollback.write",
+        {"dest": "{w}/nodir/a.conf", "content": "x\n"},
+        failed=True,
+        shows=("msg",),
+    ),
+    Case(
         "host_state",
         "mh_ansible.rollback.host_state",
         {"paths": ["{w}/data"], "packages": True, "services": True},
@@ -845,6 +887,7 @@ def test_enough_modules_are_covered() -> None:
         "mh_ansible.rollback.snapshot",
         "mh_ansible.rollback.restore",
         "mh_ansible.rollback.host_state",
+        "mh_ansible.rollback.write",
     }
 
 
