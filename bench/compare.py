@@ -58,7 +58,8 @@ VARIANT_EXECUTOR = {variant: executor for executor, variant in MODULE_VARIANTS.i
 # our variants whose raw command and session start are ours-raw's (same connection code): measured once
 SHARES_CONN = ("ours-util", *VARIANT_EXECUTOR)
 OPS = ("write", "writenew", "restart", "useradd")
-RESULTS = Path(__file__).resolve().parent / "results"
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
 SETTINGS: dict[str, dict[str, Any]] = {
     "ssh, pipelining + ControlPersist (default)": {},
     "ssh, pipelining off": {"ansible_ssh_pipelining": False},
@@ -71,9 +72,8 @@ class BenchError(RuntimeError):
     """A pytest run of the bench failed."""
 
 
-def git_commit() -> str:
-    """The commit the bench runs from, with ``+dirty`` when the tree has changes."""
-    here = Path(__file__).resolve().parent
+def git_commit(here: Path = HERE) -> str:
+    """The commit of the checkout ``here`` (the bench's own by default), with ``+dirty`` when it has changes."""
     run = lambda *a: subprocess.run(["git", *a], cwd=here, capture_output=True, text=True, check=False)  # noqa: E731
     commit = run("rev-parse", "HEAD").stdout.strip() or "unknown"
     dirty = run("status", "--porcelain", "--untracked-files=no").stdout.strip()
@@ -92,8 +92,11 @@ def median(values: list[float]) -> float | None:
 class Runner:
     """Runs one generated test file with one variant as its own pytest process and reads its timings."""
 
-    def __init__(self, workdir: Path, blab: BenchLab, mh_python: Path | None, verbose: bool) -> None:
+    def __init__(
+        self, workdir: Path, blab: BenchLab, mh_python: Path | None, verbose: bool, source: Path | None = None
+    ) -> None:
         self.workdir = workdir
+        self.source = source
         self.blab = blab
         self.mh_python = mh_python
         self.verbose = verbose
@@ -136,7 +139,10 @@ class Runner:
             if executor is not None:
                 args.append(f"--mh-executor={executor}")
         args += ["-p", "bench_timing", "-p", "no:cacheprovider", "-q", "-rfE", test_file.name]
-        env = dict(os.environ, BENCH_OUT=str(out), PYTHONPATH=str(directory), PYTHONDONTWRITEBYTECODE="1")
+        path = [str(directory)]
+        if variant not in PYTEST_MH_VARIANTS and self.source is not None:
+            path.append(str(self.source))  # before the editable install's path: that checkout's package
+        env = dict(os.environ, BENCH_OUT=str(out), PYTHONPATH=os.pathsep.join(path), PYTHONDONTWRITEBYTECODE="1")
         env.pop("PYTEST_ADDOPTS", None)
         if self.verbose:
             print(f"  [{variant}] {shell_join(args)}", flush=True)
@@ -467,6 +473,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--reuse", action="store_true", help="reuse the lab if it is up, and leave it up")
     parser.add_argument("--keep", action="store_true", help="keep the generated suites and their output")
     parser.add_argument("--json", metavar="FILE", help="write both tables, the configuration and all samples")
+    parser.add_argument(
+        "--source",
+        type=Path,
+        help="run our variants with pytest_mh_ansible from this checkout (another commit: before/after figures)",
+    )
     parser.add_argument("--no-results", action="store_true", help="do not write the JSON to bench/results/")
     parser.add_argument("-v", "--verbose", action="store_true", help="log each pytest run")
     options = parser.parse_args(argv)
@@ -528,7 +539,9 @@ def main(argv: list[str] | None = None) -> int:
         "pytest_mh_ansible": tool_version(Path(sys.executable), "pytest-mh-ansible"),
         "pytest_mh": tool_version(mh_python, "pytest-mh") if mh_python else None,
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "commit": git_commit(),
+        "commit": git_commit(options.source) if options.source else git_commit(),
+        "bench_commit": git_commit(),
+        "source": "--source checkout" if options.source else "this checkout",
         "loadavg_before": list(os.getloadavg()),
         "cpus": os.cpu_count(),
         "default_path": "ours-util (bundled utilities; host.ansible with the warm executor)",
@@ -537,7 +550,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         log(f"lab {options.lab_name}: up")
         with bench_lab(options.lab_name, reuse=options.reuse) as blab:
-            runner = Runner(workdir, blab, mh_python, options.verbose)
+            runner = Runner(workdir, blab, mh_python, options.verbose, options.source)
             result: dict[str, Any] = measure(options, runner, variants, log)
             result["ratios"] = ratios(result["figures"])
             if not options.no_settings and "ours-raw" in variants:
