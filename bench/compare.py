@@ -205,6 +205,8 @@ def measure(
     samples: dict[str, Any] = {
         v: {
             "raw_ms": [],
+            "idle100_ms": [],
+            "idle1000_ms": [],
             "empty_ms": [],
             "ops_ms": {op: [] for op in OPS},
             "start3_ms": [],
@@ -220,8 +222,10 @@ def measure(
     for r in range(options.rounds):
         log(f"round {r + 1}/{options.rounds}")
         for v in alternate(conn_variants, r):
-            data = runner.run(v, "raw", raw_test(20, options.raw_calls))
+            data = runner.run(v, "raw", raw_test(20, options.raw_calls, options.idle_calls))
             samples[v]["raw_ms"].extend(data["extra"]["raw_ms"])
+            samples[v]["idle100_ms"].extend(data["extra"]["idle100_ms"])
+            samples[v]["idle1000_ms"].extend(data["extra"]["idle1000_ms"])
         for v in alternate(variants, r):
             data = runner.run(v, "ops", ops_tests(options.ops_reps, seed=r))
             add_warm_log(samples[v]["warm_log"], data)
@@ -263,7 +267,7 @@ def measure(
     contacted = max(contacted, contacted_spares(runner.blab, SPARES))
     for v in variants:
         if v in SHARES_CONN:  # same connection code as ours-raw: SHARED figures
-            for key in ("raw_ms", "start3_ms", "start200_ms"):
+            for key in ("raw_ms", "idle100_ms", "idle1000_ms", "start3_ms", "start200_ms"):
                 samples[v][key] = samples["ours-raw"][key] if "ours-raw" in samples else []
     figures = {v: summarize(samples[v]) for v in variants}
     return {"figures": figures, "samples": samples, "unused_hosts_contacted": contacted}
@@ -274,6 +278,8 @@ def summarize(s: dict[str, Any]) -> dict[str, float | None]:
     return {
         "raw_true_median_ms": median(s["raw_ms"]),
         "raw_true_p90_ms": percentile(s["raw_ms"], 0.9) if s["raw_ms"] else None,
+        "raw_idle100_median_ms": median(s["idle100_ms"]),
+        "raw_idle1000_median_ms": median(s["idle1000_ms"]),
         "empty_test_ms": median(s["empty_ms"]),
         **{f"{op}_rollback_ms": median(s["ops_ms"][op]) for op in OPS},
         "suite_wall_s": median([x["wall_s"] for x in suite]),
@@ -329,6 +335,8 @@ ROWS: list[tuple[str, str, str]] = [
     # label, key, unit
     ("raw command `true`, median", "raw_true_median_ms", "ms"),
     ("raw command `true`, p90", "raw_true_p90_ms", "ms"),
+    ("raw command `true` after 0.1 s idle", "raw_idle100_median_ms", "ms"),
+    ("raw command `true` after 1 s idle", "raw_idle1000_median_ms", "ms"),
     ("empty test, per test", "empty_test_ms", "ms"),
     ("file write (existing) + rollback", "write_rollback_ms", "ms"),
     ("file write (new file) + rollback", "writenew_rollback_ms", "ms"),
@@ -343,7 +351,14 @@ ROWS: list[tuple[str, str, str]] = [
 
 
 # figures of the connection code only: measured once for ours (raw commands), shared by ours (modules)
-SHARED = ("raw_true_median_ms", "raw_true_p90_ms", "session_start_3_ms", "session_start_200_ms")
+SHARED = (
+    "raw_true_median_ms",
+    "raw_true_p90_ms",
+    "raw_idle100_median_ms",
+    "raw_idle1000_median_ms",
+    "session_start_3_ms",
+    "session_start_200_ms",
+)
 OURS = ("ours-util", "ours-raw", *MODULE_VARIANTS.values())
 
 
@@ -494,6 +509,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if options.suite_tests is None:
         options.suite_tests = 20 if options.quick else 200
     options.raw_calls = 50 if options.quick else 100
+    options.idle_calls = 10 if options.quick else 20  # each after 0.1 s, and as many / 4 after 1 s
     options.ops_reps = 2
     options.settings_raw_calls = 20 if options.quick else 50
     options.settings_module_calls = 3 if options.quick else 10

@@ -358,8 +358,9 @@ from bench_topology import TOPOLOGY
 """
 
 
-def raw_test(warmup: int, calls: int) -> str:
-    """One test: ``true`` on server1, ``warmup`` untimed calls, then ``calls`` timed ones (ms, in order)."""
+def raw_test(warmup: int, calls: int, idle_calls: int = 0) -> str:
+    """One test: ``true`` on server1, ``warmup`` untimed calls, then ``calls`` timed ones back to back,
+    then ``idle_calls`` each after 0.1 s of idle and ``idle_calls // 4`` (at least 1) after 1 s (ms, in order)."""
     return HEADER + textwrap.dedent(
         f"""
 
@@ -374,6 +375,14 @@ def raw_test(warmup: int, calls: int) -> str:
                 conn.run("true")
                 times.append((time.perf_counter() - start) * 1000)
             bench_timing.record("raw_ms", times)
+            for key, gap, count in (("idle100_ms", 0.1, {idle_calls}), ("idle1000_ms", 1.0, max(1, {idle_calls} // 4))):
+                idle = []
+                for _ in range(count if {idle_calls} else 0):
+                    time.sleep(gap)
+                    start = time.perf_counter()
+                    conn.run("true")
+                    idle.append((time.perf_counter() - start) * 1000)
+                bench_timing.record(key, idle)
         """
     )
 

@@ -15,7 +15,8 @@ description:
   - With O(snapshot), records O(dest) into the snapshot O(snapshot) under O(backup_dir) first, exactly as
     M(mh_ansible.rollback.snapshot) would, so that M(mh_ansible.rollback.restore) puts it back. The
     snapshot is kept only when the file changed; otherwise it is removed and RV(snapshot) is null.
-  - Symlinks at O(dest) are replaced by a file, not followed (as M(ansible.builtin.copy) with C(follow=false)).
+  - A symlink at O(dest) is compared through (its target's content) and, when the content differs,
+    replaced by a file, as M(ansible.builtin.copy) does with C(follow=false).
   - The parent directory must exist.
 author:
   - pytest-mh-ansible developers
@@ -160,7 +161,7 @@ def main() -> None:
     except OSError as err:
         module.fail_json(msg=f"cannot read {dest!r}: {err.strerror or err}")
     exists = os.path.lexists(dest)
-    content_changed = old != data or (exists and os.path.islink(dest))
+    content_changed = old != data
     diffs = []
     if content_changed:
         diffs.append({"before_header": dest, "after_header": dest, "before": _text(old), "after": _text(data)})
