@@ -466,6 +466,14 @@ CASES: list[Case] = [
         expect={"changed": False, "snapshot": None},
     ),
     Case(
+        "write-symlink-same-content",
+        "mh_ansible.rollback.write",
+        {"dest": "{w}/link.conf", "content": "one\n"},
+        setup=_DATA + "; ln -s $W/data/a.conf $W/link.conf",
+        diff=True,
+        expect={"changed": False},
+    ),
+    Case(
         "write-check-diff",
         "mh_ansible.rollback.write",
         {"dest": "{w}/data/a.conf", "content": "new\n", "mode": "0600"},
