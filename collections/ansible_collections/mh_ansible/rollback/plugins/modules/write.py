@@ -7,7 +7,7 @@ DOCUMENTATION = r"""
 ---
 module: write
 short_description: Write a file from inline content, taking a restorable snapshot of it in the same call
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Writes O(content) to O(dest) (created or replaced atomically) and sets the file attributes given
     (O(mode), O(owner), O(group)...), like M(ansible.builtin.copy) with C(content=), but as one module call
