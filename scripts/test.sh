@@ -22,6 +22,7 @@ echo "== lint: ruff, mypy --strict"
 "$PY/ruff" check .
 "$PY/ruff" format --check .
 "$PY/mypy"
+bash scripts/docs.sh
 
 echo "== unit and functional tests (pytest $("$PY/pytest" --version | awk '{print $2}'))"
 "$PY/pytest" tests/unit tests/functional -n 2

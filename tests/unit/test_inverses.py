@@ -1,118 +1,112 @@
-"""Unit tests of the journal's recorder: the write that snapshots in its own module call (no Ansible)."""
+"""The journal recorder's inverses: what is recorded, what is said, and never "reverted" for nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
-from test_modules import FakeExecutor
-from test_utils_net import FakeConn
-
-from pytest_mh_ansible._private.rollback.inverses import SNAPSHOT_DIR, JournalRecorder
-from pytest_mh_ansible.host import MultihostHost
-from pytest_mh_ansible.modules import HostModules
-from pytest_mh_ansible.rollback import RollbackJournal
-
-WRITE = "mh_ansible.rollback.write"
+from pytest_mh_ansible import ModuleResult, RollbackJournal
+from pytest_mh_ansible._private.rollback.inverses import JournalRecorder
 
 
-def _host(*results: dict[str, Any]) -> tuple[MultihostHost, FakeExecutor, FakeConn, RollbackJournal]:
-    host = MultihostHost("server1", roles=("server",), domain="default", variables={})
-    executor = FakeExecutor(list(results))
-    conn = FakeConn({})
+@dataclass
+class _Out:
+    stdout: str
+    rc: int = 0
+
+
+@dataclass
+class _Conn:
+    answers: dict[str, str]
+
+    def run(self, command: str, **kwargs: Any) -> _Out:
+        return _Out(next((out for key, out in self.answers.items() if key in command), ""))
+
+
+@dataclass
+class _Modules:
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def run(self, module: str, args: Any = None, **kwargs: Any) -> ModuleResult:
+        self.calls.append((module, {**(args or {}), **kwargs}))
+        return ModuleResult.from_raw("server1", module, {"changed": True})
+
+
+@dataclass
+class _Host:
+    name: str = "server1"
+    conn: _Conn = field(default_factory=lambda: _Conn({}))
+    ansible: _Modules = field(default_factory=_Modules)
+
+
+def _changed(module: str) -> ModuleResult:
+    return ModuleResult.from_raw("server1", module, {"changed": True})
+
+
+def test_recorder__second_change_of_a_snapshotted_path__no_reverted_line_of_its_own() -> None:
     journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    host: Any = _Host()
     journal.open("test")
-    host._conn = conn  # type: ignore[assignment]
-    host._mh_journal = journal
-    host._mh_modules = HostModules(host, executor, recorder=JournalRecorder(journal))
-    return host, executor, conn, journal
-
-
-def _written(name: str | None, changed: bool = True) -> dict[str, Any]:
-    return {"changed": changed, "dest": "/etc/app.conf", "snapshot": name}
-
-
-def _modules(executor: FakeExecutor) -> list[str]:
-    return [call["module"] for call in executor.calls]
-
-
-def test_fs_write__one_module_call_that_takes_the_snapshot_then_one_restore() -> None:
-    host, executor, conn, journal = _host()
-    executor.results.append(_written("placeholder"))
-    host.fs.write("/etc/app.conf", "port = 1\n", mode="0640")
-
-    assert _modules(executor) == [WRITE]  # no snapshot module, no copy action: one call
-    args = executor.calls[0]["args"]
-    assert (args["dest"], args["content"], args["mode"]) == ("/etc/app.conf", "port = 1\n", "0640")
-    assert args["backup_dir"] == SNAPSHOT_DIR
-    name = args["snapshot"]
-    assert conn.commands == []  # no probe or cleanup over the connection either
-
-    executor.results.append({"changed": True})
+    for content in ("a", "b"):
+        token = recorder.prepare(
+            host, "ansible.builtin.copy", {"dest": "/etc/a.conf", "content": content}, revert_paths=None
+        )
+        recorder.commit(token, _changed("ansible.builtin.copy"))
     journal.close("test")
-    assert _modules(executor) == [WRITE, "mh_ansible.rollback.restore"]
-    restore = executor.calls[1]["args"]
-    assert restore == {"name": name, "backup_dir": SNAPSHOT_DIR, "remove": True}
-    assert "snapshot" not in restore
+    assert journal.history == [
+        "[server1] changed: ansible.builtin.copy dest=/etc/a.conf",
+        "[server1] changed: ansible.builtin.copy dest=/etc/a.conf (nothing to undo of its own: an earlier snapshot "
+        "in this scope restores these paths)",
+        "[server1] reverted: ansible.builtin.copy dest=/etc/a.conf",
+    ]
+    assert [module for module, _ in host.ansible.calls] == [
+        "mh_ansible.rollback.snapshot",
+        "mh_ansible.rollback.restore",
+    ]
 
 
-def test_fs_write__second_write_of_a_path_in_the_scope_takes_no_new_snapshot() -> None:
-    host, executor, _conn, journal = _host(_written("a"), _written(None))
-    host.fs.write("/etc/app.conf", "one\n")
-    host.fs.write("/etc/app.conf", "two\n")
-    assert "snapshot" in executor.calls[0]["args"]
-    assert "snapshot" not in executor.calls[1]["args"]  # the first snapshot restores the path already
-    executor.results.append({"changed": True})
+def test_recorder__latest_on_an_installed_package__not_reverted_never_reverted() -> None:
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    host: Any = _Host(conn=_Conn({"dpkg-query": "tree\n:dpkg:\n"}))
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.apt", {"name": "tree", "state": "latest"}, revert_paths=None)
+    recorder.commit(token, _changed("ansible.builtin.apt"))
     journal.close("test")
-    assert _modules(executor).count("mh_ansible.rollback.restore") == 1
+    assert journal.history == [
+        "[server1] not reverted: ansible.builtin.apt name=tree state=latest: state=latest may have upgraded tree "
+        "(a downgrade is not attempted)"
+    ]
+    assert journal.unreverted == [("test", journal.history[0])]
+    assert host.ansible.calls == []
 
 
-def test_fs_write__unchanged_file_records_nothing_and_removes_nothing() -> None:
-    host, executor, conn, journal = _host(_written(None, changed=False))
-    assert host.fs.write("/etc/app.conf", "same\n") is False
-    assert journal.entries() == []
-    assert conn.commands == []  # the module dropped its own snapshot: no rm over the connection
+def test_recorder__latest_installing_a_new_package__removed_and_upgrade_of_the_other_noted() -> None:
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    host: Any = _Host(conn=_Conn({"dpkg-query": "tree\n:dpkg:\n"}))
+    journal.open("test")
+    token = recorder.prepare(
+        host, "ansible.builtin.apt", {"name": ["tree", "jq"], "state": "latest"}, revert_paths=None
+    )
+    recorder.commit(token, _changed("ansible.builtin.apt"))
     journal.close("test")
-    assert _modules(executor) == [WRITE]
+    assert [line for _, line in journal.unreverted] == [
+        "[server1] not reverted: ansible.builtin.apt name=['tree', 'jq'] state=latest: "
+        "state=latest may have upgraded tree (a downgrade is not attempted)"
+    ]
+    assert host.ansible.calls == [
+        ("ansible.builtin.apt", {"name": ["jq"], "state": "absent", "purge": True, "autoremove": True})
+    ]
 
 
-def test_fs_write__failed_write_removes_the_snapshot_it_named() -> None:
-    host, executor, conn, journal = _host({"failed": True, "msg": "disk full", "snapshot": "x"})
-    with pytest.raises(Exception, match="disk full"):
-        host.fs.write("/etc/app.conf", "x\n")
-    name = executor.calls[0]["args"]["snapshot"]
-    assert conn.commands == [f"rm -rf {SNAPSHOT_DIR}/{name}"]
-    assert journal.entries() == []
-
-
-def test_write_in_check_mode__no_snapshot_is_asked_for() -> None:
-    host, executor, _conn, journal = _host(_written(None))
-    host.ansible.run(WRITE, dest="/etc/app.conf", content="x\n", check=True)
-    assert "snapshot" not in executor.calls[0]["args"]
-    assert journal.entries() == []
-
-
-def test_recorder_without_arguments_method__still_works() -> None:
-    """A ChangeRecorder written before ``arguments`` existed adds no arguments and is still called."""
-
-    class OldRecorder:
-        def __init__(self) -> None:
-            self.calls: list[str] = []
-
-        def prepare(self, host: MultihostHost, module: str, args: Mapping[str, Any], *, revert_paths: Any) -> object:
-            self.calls.append("prepare")
-            return None
-
-        def commit(self, token: object, result: object) -> None:
-            self.calls.append("commit")
-
-        def abort(self, token: object) -> None:
-            self.calls.append("abort")
-
-    host = MultihostHost("server1", roles=("server",), domain="default", variables={})
-    executor = FakeExecutor([{"changed": True}])
-    recorder = OldRecorder()
-    HostModules(host, executor, recorder=recorder).run(WRITE, dest="/etc/a", content="x")
-    assert recorder.calls == ["prepare", "commit"]
-    assert executor.calls[0]["args"] == {"dest": "/etc/a", "content": "x"}
+def test_recorder__call_interrupted_in_flight__inverse_recorded_as_for_a_change() -> None:
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    host: Any = _Host()
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.copy", {"dest": "/etc/a.conf"}, revert_paths=None)
+    interrupted = ModuleResult.from_raw("server1", "ansible.builtin.copy", {"changed": True, "mh_interrupted": True})
+    recorder.commit(token, interrupted)
+    assert journal.pending() == ["[server1] ansible.builtin.copy dest=/etc/a.conf (interrupted in flight)"]
