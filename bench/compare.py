@@ -41,6 +41,7 @@ from compare_lab import (
 )
 from compare_suites import (
     MODULE_VARIANTS,
+    PYTEST_MH_VARIANTS,
     VARIANTS,
     ops_tests,
     raw_test,
@@ -54,7 +55,11 @@ SPARES = 197
 EXECUTORS = ("warm", "standard")
 # variant -> the --mh-executor its runs get (ours-raw: none, its tests run no module)
 VARIANT_EXECUTOR = {variant: executor for executor, variant in MODULE_VARIANTS.items()}
-OPS = ("write", "restart", "useradd")
+# our variants whose raw command and session start are ours-raw's (same connection code): measured once
+SHARES_CONN = ("ours-util", *VARIANT_EXECUTOR)
+OPS = ("write", "writenew", "restart", "useradd")
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
 SETTINGS: dict[str, dict[str, Any]] = {
     "ssh, pipelining + ControlPersist (default)": {},
     "ssh, pipelining off": {"ansible_ssh_pipelining": False},
@@ -65,6 +70,14 @@ SETTINGS: dict[str, dict[str, Any]] = {
 
 class BenchError(RuntimeError):
     """A pytest run of the bench failed."""
+
+
+def git_commit(here: Path = HERE) -> str:
+    """The commit of the checkout ``here`` (the bench's own by default), with ``+dirty`` when it has changes."""
+    run = lambda *a: subprocess.run(["git", *a], cwd=here, capture_output=True, text=True, check=False)  # noqa: E731
+    commit = run("rev-parse", "HEAD").stdout.strip() or "unknown"
+    dirty = run("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    return commit + ("+dirty" if dirty else "")
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -79,8 +92,11 @@ def median(values: list[float]) -> float | None:
 class Runner:
     """Runs one generated test file with one variant as its own pytest process and reads its timings."""
 
-    def __init__(self, workdir: Path, blab: BenchLab, mh_python: Path | None, verbose: bool) -> None:
+    def __init__(
+        self, workdir: Path, blab: BenchLab, mh_python: Path | None, verbose: bool, source: Path | None = None
+    ) -> None:
         self.workdir = workdir
+        self.source = source
         self.blab = blab
         self.mh_python = mh_python
         self.verbose = verbose
@@ -114,7 +130,7 @@ class Runner:
         test_file.write_text(content)
         out = directory / f"out_{name}_{self.counter:03d}.json"
         ours_inv, mh_inv = self.inventories[inventory]
-        if variant == "pytest-mh":
+        if variant in PYTEST_MH_VARIANTS:
             assert self.mh_python is not None
             args = [str(self.mh_python), "-m", "pytest", "--mh-config", str(mh_inv)]
         else:
@@ -123,7 +139,10 @@ class Runner:
             if executor is not None:
                 args.append(f"--mh-executor={executor}")
         args += ["-p", "bench_timing", "-p", "no:cacheprovider", "-q", "-rfE", test_file.name]
-        env = dict(os.environ, BENCH_OUT=str(out), PYTHONPATH=str(directory), PYTHONDONTWRITEBYTECODE="1")
+        path = [str(directory)]
+        if variant not in PYTEST_MH_VARIANTS and self.source is not None:
+            path.append(str(self.source))  # before the editable install's path: that checkout's package
+        env = dict(os.environ, BENCH_OUT=str(out), PYTHONPATH=os.pathsep.join(path), PYTHONDONTWRITEBYTECODE="1")
         env.pop("PYTEST_ADDOPTS", None)
         if self.verbose:
             print(f"  [{variant}] {shell_join(args)}", flush=True)
@@ -182,10 +201,12 @@ def measure(
     options: argparse.Namespace, runner: Runner, variants: list[str], log: Callable[[str], None]
 ) -> dict[str, Any]:
     # raw command and session start: the same code in every variant of ours (no module runs there)
-    conn_variants = [v for v in variants if v not in VARIANT_EXECUTOR]
+    conn_variants = [v for v in variants if v not in SHARES_CONN]
     samples: dict[str, Any] = {
         v: {
             "raw_ms": [],
+            "idle100_ms": [],
+            "idle1000_ms": [],
             "empty_ms": [],
             "ops_ms": {op: [] for op in OPS},
             "start3_ms": [],
@@ -201,8 +222,10 @@ def measure(
     for r in range(options.rounds):
         log(f"round {r + 1}/{options.rounds}")
         for v in alternate(conn_variants, r):
-            data = runner.run(v, "raw", raw_test(20, options.raw_calls))
+            data = runner.run(v, "raw", raw_test(20, options.raw_calls, options.idle_calls))
             samples[v]["raw_ms"].extend(data["extra"]["raw_ms"])
+            samples[v]["idle100_ms"].extend(data["extra"]["idle100_ms"])
+            samples[v]["idle1000_ms"].extend(data["extra"]["idle1000_ms"])
         for v in alternate(variants, r):
             data = runner.run(v, "ops", ops_tests(options.ops_reps, seed=r))
             add_warm_log(samples[v]["warm_log"], data)
@@ -243,8 +266,8 @@ def measure(
             )
     contacted = max(contacted, contacted_spares(runner.blab, SPARES))
     for v in variants:
-        if v in VARIANT_EXECUTOR:  # same connection code as ours-raw: SHARED figures
-            for key in ("raw_ms", "start3_ms", "start200_ms"):
+        if v in SHARES_CONN:  # same connection code as ours-raw: SHARED figures
+            for key in ("raw_ms", "idle100_ms", "idle1000_ms", "start3_ms", "start200_ms"):
                 samples[v][key] = samples["ours-raw"][key] if "ours-raw" in samples else []
     figures = {v: summarize(samples[v]) for v in variants}
     return {"figures": figures, "samples": samples, "unused_hosts_contacted": contacted}
@@ -255,6 +278,8 @@ def summarize(s: dict[str, Any]) -> dict[str, float | None]:
     return {
         "raw_true_median_ms": median(s["raw_ms"]),
         "raw_true_p90_ms": percentile(s["raw_ms"], 0.9) if s["raw_ms"] else None,
+        "raw_idle100_median_ms": median(s["idle100_ms"]),
+        "raw_idle1000_median_ms": median(s["idle1000_ms"]),
         "empty_test_ms": median(s["empty_ms"]),
         **{f"{op}_rollback_ms": median(s["ops_ms"][op]) for op in OPS},
         "suite_wall_s": median([x["wall_s"] for x in suite]),
@@ -310,9 +335,12 @@ ROWS: list[tuple[str, str, str]] = [
     # label, key, unit
     ("raw command `true`, median", "raw_true_median_ms", "ms"),
     ("raw command `true`, p90", "raw_true_p90_ms", "ms"),
+    ("raw command `true` after 0.1 s idle", "raw_idle100_median_ms", "ms"),
+    ("raw command `true` after 1 s idle", "raw_idle1000_median_ms", "ms"),
     ("empty test, per test", "empty_test_ms", "ms"),
-    ("file write + rollback", "write_rollback_ms", "ms"),
-    ("service restart + rollback", "restart_rollback_ms", "ms"),
+    ("file write (existing) + rollback", "write_rollback_ms", "ms"),
+    ("file write (new file) + rollback", "writenew_rollback_ms", "ms"),
+    ("service restart + rollback (*)", "restart_rollback_ms", "ms"),
     ("useradd + rollback", "useradd_rollback_ms", "ms"),
     ("suite: wall", "suite_wall_s", "s"),
     ("suite: per test", "suite_per_test_ms", "ms"),
@@ -323,8 +351,15 @@ ROWS: list[tuple[str, str, str]] = [
 
 
 # figures of the connection code only: measured once for ours (raw commands), shared by ours (modules)
-SHARED = ("raw_true_median_ms", "raw_true_p90_ms", "session_start_3_ms", "session_start_200_ms")
-OURS = ("ours-raw", *MODULE_VARIANTS.values())
+SHARED = (
+    "raw_true_median_ms",
+    "raw_true_p90_ms",
+    "raw_idle100_median_ms",
+    "raw_idle1000_median_ms",
+    "session_start_3_ms",
+    "session_start_200_ms",
+)
+OURS = ("ours-util", "ours-raw", *MODULE_VARIANTS.values())
 
 
 def fmt(value: float | None, unit: str) -> str:
@@ -333,10 +368,22 @@ def fmt(value: float | None, unit: str) -> str:
     return f"{value:.1f} {unit}" if unit == "s" or value < 100 else f"{value:.0f} {unit}"
 
 
+def best_pytest_mh(figures: dict[str, dict[str, float | None]]) -> dict[str, float | None] | None:
+    """Per figure, the better (lower) of pytest-mh's eager and lazy modes; None without pytest-mh."""
+    modes = [figures[v] for v in PYTEST_MH_VARIANTS if v in figures]
+    if not modes:
+        return None
+    best: dict[str, float | None] = {}
+    for _, key, _unit in ROWS:
+        values = [m[key] for m in modes if m.get(key) is not None]
+        best[key] = min(values) if values else None  # type: ignore[type-var]
+    return best
+
+
 def ratios(figures: dict[str, dict[str, float | None]]) -> dict[str, dict[str, float | None]]:
-    """ours-variant -> key -> ours / pytest-mh."""
+    """ours-variant -> key -> ours / the better of pytest-mh's eager and lazy modes."""
     out: dict[str, dict[str, float | None]] = {}
-    base = figures.get("pytest-mh")
+    base = best_pytest_mh(figures)
     if base is None:
         return out
     for v in OURS:
@@ -353,26 +400,29 @@ def print_tables(result: dict[str, Any]) -> None:
     figures = result["figures"]
     variants = list(figures)
     rat = result["ratios"]
-    headers = ["figure"] + [VARIANTS[v] for v in variants] + [f"{VARIANTS[v]} / pytest-mh" for v in rat]
+    headers = ["figure"] + [VARIANTS[v] for v in variants] + [f"{VARIANTS[v]} / pytest-mh (better)" for v in rat]
     rows = []
     for label, key, unit in ROWS:
         row = [label]
         for v in variants:
-            shared = v in VARIANT_EXECUTOR and "ours-raw" in figures and key in SHARED
+            shared = v in SHARES_CONN and "ours-raw" in figures and key in SHARED
             row.append("(same)" if shared else fmt(figures[v][key], unit))
         for v in rat:
             value = rat[v][key]
-            shared = v in VARIANT_EXECUTOR and "ours-raw" in rat and key in SHARED
+            shared = v in SHARES_CONN and "ours-raw" in rat and key in SHARED
             row.append("(same)" if shared else "-" if value is None else f"{value:.2f}")
         rows.append(row)
     _print_table(headers, rows)
+    print(
+        "(*) different undo work: a restart of a running service needs no undo here, while pytest-mh"
+        " stops and starts it again (and daemon-reloads) at teardown"
+    )
     print(f"unused inventory hosts contacted: {result['unused_hosts_contacted']}")
-    warm_mod = MODULE_VARIANTS["warm"]
-    if warm_mod in rat:
-        parts = [f"{op} {rat[warm_mod][f'{op}_rollback_ms'] or 0:.2f}" for op in OPS]
-        print(f"reversible operations, {VARIANTS[warm_mod]} / pytest-mh: {', '.join(parts)} (target: within 2)")
+    if "ours-util" in rat:
+        parts = [f"{op} {rat['ours-util'][f'{op}_rollback_ms'] or 0:.2f}" for op in OPS]
+        print(f"reversible operations, {VARIANTS['ours-util']} / pytest-mh (better): {', '.join(parts)} (target: 1.0)")
     for v in variants:
-        if v in VARIANT_EXECUTOR:
+        if v in SHARES_CONN:
             print(f"{VARIANTS[v]}: {describe_warm_log(result['samples'][v]['warm_log'])}")
     if result.get("settings"):
         settings = result["settings"]
@@ -438,6 +488,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--reuse", action="store_true", help="reuse the lab if it is up, and leave it up")
     parser.add_argument("--keep", action="store_true", help="keep the generated suites and their output")
     parser.add_argument("--json", metavar="FILE", help="write both tables, the configuration and all samples")
+    parser.add_argument(
+        "--source",
+        type=Path,
+        help="run our variants with pytest_mh_ansible from this checkout (another commit: before/after figures)",
+    )
+    parser.add_argument("--no-results", action="store_true", help="do not write the JSON to bench/results/")
     parser.add_argument("-v", "--verbose", action="store_true", help="log each pytest run")
     options = parser.parse_args(argv)
     tools = {t.strip() for t in options.tools.split(",") if t.strip()}
@@ -453,6 +509,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if options.suite_tests is None:
         options.suite_tests = 20 if options.quick else 200
     options.raw_calls = 50 if options.quick else 100
+    options.idle_calls = 10 if options.quick else 20  # each after 0.1 s, and as many / 4 after 1 s
     options.ops_reps = 2
     options.settings_raw_calls = 20 if options.quick else 50
     options.settings_module_calls = 3 if options.quick else 10
@@ -475,13 +532,13 @@ def main(argv: list[str] | None = None) -> int:
 
     variants: list[str] = []
     mh_python: Path | None = None
-    if "pytest-mh" in options.tool_set:
-        mh_python = ensure_pytest_mh_venv(log)
-        variants.append("pytest-mh")
-    if "ours" in options.tool_set:
-        variants.append("ours-raw")
+    if "ours" in options.tool_set:  # the product's default path first
+        variants += ["ours-util", "ours-raw"]
         if hasattr(MultihostHost, "ansible"):
             variants += [MODULE_VARIANTS[e] for e in options.executor_list]
+    if "pytest-mh" in options.tool_set:
+        mh_python = ensure_pytest_mh_venv(log)
+        variants += list(PYTEST_MH_VARIANTS)
     config = {
         "rounds": options.rounds,
         "suite_tests": options.suite_tests,
@@ -497,12 +554,19 @@ def main(argv: list[str] | None = None) -> int:
         "pytest": tool_version(Path(sys.executable), "pytest"),
         "pytest_mh_ansible": tool_version(Path(sys.executable), "pytest-mh-ansible"),
         "pytest_mh": tool_version(mh_python, "pytest-mh") if mh_python else None,
+        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "commit": git_commit(options.source) if options.source else git_commit(),
+        "bench_commit": git_commit(),
+        "source": "--source checkout" if options.source else "this checkout",
+        "loadavg_before": list(os.getloadavg()),
+        "cpus": os.cpu_count(),
+        "default_path": "ours-util (bundled utilities; host.ansible with the warm executor)",
     }
     workdir = Path(tempfile.mkdtemp(prefix="mhcmp-"))
     try:
         log(f"lab {options.lab_name}: up")
         with bench_lab(options.lab_name, reuse=options.reuse) as blab:
-            runner = Runner(workdir, blab, mh_python, options.verbose)
+            runner = Runner(workdir, blab, mh_python, options.verbose, options.source)
             result: dict[str, Any] = measure(options, runner, variants, log)
             result["ratios"] = ratios(result["figures"])
             if not options.no_settings and "ours-raw" in variants:
@@ -517,6 +581,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(workdir, ignore_errors=True)
     config["duration_s"] = round(time.time() - started, 1)
+    config["loadavg_after"] = list(os.getloadavg())
     result = {"config": config, **result}
     print()
     print(
@@ -525,9 +590,14 @@ def main(argv: list[str] | None = None) -> int:
         f"suite of {options.suite_tests} x {options.suite_rounds}; {config['duration_s']} s"
     )
     print_tables(result)
-    if options.json:
-        Path(options.json).write_text(json.dumps(result, indent=1))
-        print(f"JSON written to {options.json}")
+    targets = [Path(options.json)] if options.json else []
+    if not options.no_results:
+        RESULTS.mkdir(exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(started))
+        targets.append(RESULTS / f"compare-{stamp}-{config['commit'][:10]}.json")
+    for target in targets:
+        target.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"JSON written to {target}")
     return 0
 
 

@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 VENV = Path(__file__).resolve().parent / ".venv-pytest-mh"
+PYTEST_MH_VERSION = "1.0.30"  # the release the figures are compared against (pinned: same code in every run)
 
 # name -> role
 HOSTS: dict[str, str] = {"client1": "client", "server1": "server", "server2": "server"}
@@ -221,7 +222,7 @@ def ensure_pytest_mh_venv(log: Any = print) -> Path:
         return python
     log(f"creating {VENV} and installing pytest-mh from PyPI")
     subprocess.run([sys.executable, "-m", "venv", "--clear", str(VENV)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pytest-mh"], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"pytest-mh=={PYTEST_MH_VERSION}"], check=True)
     if not _venv_ok(python):
         raise RuntimeError(f"{VENV}: pytest-mh is not importable after installation")
     return python

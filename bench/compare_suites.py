@@ -23,15 +23,20 @@ import random
 import textwrap
 from pathlib import Path
 
-__all__ = ["MODULE_VARIANTS", "VARIANTS", "write_variant"]
+__all__ = ["MODULE_VARIANTS", "PYTEST_MH_VARIANTS", "VARIANTS", "write_variant"]
 
 # variant key -> label in the tables
 VARIANTS: dict[str, str] = {
-    "pytest-mh": "pytest-mh",
+    "pytest-mh-eager": "pytest-mh (eager, its default)",
+    "pytest-mh": "pytest-mh (lazy)",
+    "ours-util": "ours (utilities, the default path)",
     "ours-raw": "ours (raw commands)",
     "ours-mod": "ours (modules, warm)",
     "ours-mod-standard": "ours (modules, standard)",
 }
+
+# the variants that run pytest-mh (in its venv); the bench compares against the better of them per figure
+PYTEST_MH_VARIANTS = ("pytest-mh-eager", "pytest-mh")
 
 # executor -> the variant that runs the module suite with it (``--mh-executor``)
 MODULE_VARIANTS: dict[str, str] = {"warm": "ours-mod", "standard": "ours-mod-standard"}
@@ -157,6 +162,8 @@ from pytest_mh.utils.services import SystemdServices
 
 pytest_plugins = ("pytest_mh",)
 
+LAZY = True  # the bench writes False here for its eager variant (pytest-mh's default)
+
 
 class BenchUsers(MultihostUtility[MultihostHost]):
     """useradd in the test, userdel --remove in the role teardown (pytest-mh bundles no user utility)."""
@@ -179,9 +186,13 @@ class BenchUsers(MultihostUtility[MultihostHost]):
 class BenchRole(MultihostRole[MultihostHost]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fs = LinuxFileSystem(self.host).postpone_setup()
-        self.svc = SystemdServices(self.host).postpone_setup()
-        self.users = BenchUsers(self.host).postpone_setup()
+        self.fs = LinuxFileSystem(self.host)
+        self.svc = SystemdServices(self.host)
+        self.users = BenchUsers(self.host)
+        if LAZY:  # pytest-mh's lazy mode: a utility's setup runs on its first use only
+            self.fs.postpone_setup()
+            self.svc.postpone_setup()
+            self.users.postpone_setup()
 
 
 class BenchDomain(MultihostDomain["BenchConfig"]):
@@ -308,6 +319,35 @@ def ops() -> Ops:
     return Ops()
 '''
 
+OURS_UTIL_CONFTEST = '''\
+"""pytest-mh-ansible side, the bundled utilities (role.fs, role.svc, role.users): the product's default path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+class Ops:
+    def run(self, role: Any, command: str) -> str:
+        return str(role.host.conn.run(command).stdout.strip())
+
+    def write(self, role: Any, path: str, content: str) -> None:
+        role.fs.write(path, content)
+
+    def restart(self, role: Any, service: str) -> None:
+        role.svc.restart(service)
+
+    def useradd(self, role: Any, name: str) -> None:
+        role.users.add(name)
+
+
+@pytest.fixture
+def ops() -> Ops:
+    return Ops()
+'''
+
 HEADER = """\
 import time
 
@@ -318,8 +358,9 @@ from bench_topology import TOPOLOGY
 """
 
 
-def raw_test(warmup: int, calls: int) -> str:
-    """One test: ``true`` on server1, ``warmup`` untimed calls, then ``calls`` timed ones (ms, in order)."""
+def raw_test(warmup: int, calls: int, idle_calls: int = 0) -> str:
+    """One test: ``true`` on server1, ``warmup`` untimed calls, then ``calls`` timed ones back to back,
+    then ``idle_calls`` each after 0.1 s of idle and ``idle_calls // 4`` (at least 1) after 1 s (ms, in order)."""
     return HEADER + textwrap.dedent(
         f"""
 
@@ -334,6 +375,14 @@ def raw_test(warmup: int, calls: int) -> str:
                 conn.run("true")
                 times.append((time.perf_counter() - start) * 1000)
             bench_timing.record("raw_ms", times)
+            for key, gap, count in (("idle100_ms", 0.1, {idle_calls}), ("idle1000_ms", 1.0, max(1, {idle_calls} // 4))):
+                idle = []
+                for _ in range(count if {idle_calls} else 0):
+                    time.sleep(gap)
+                    start = time.perf_counter()
+                    conn.run("true")
+                    idle.append((time.perf_counter() - start) * 1000)
+                bench_timing.record(key, idle)
         """
     )
 
@@ -345,12 +394,13 @@ def ops_tests(reps: int, seed: int) -> str:
     (pytest-mh-ansible's first module call: the warm agent's start, fact gathering for ``service``)
     do not land in the median of whichever kind happens to come first.
     """
-    kinds = ["empty", "write", "restart", "useradd"]
+    kinds = ["empty", "write", "writenew", "restart", "useradd"]
     order = [(kind, i) for kind in kinds for i in range(reps)]
     random.Random(seed).shuffle(order)
     bodies = {
         "empty": "pass",
         "write": f'ops.write(server1, "{CONF}", "value = {{n}}\\n")',
+        "writenew": 'ops.write(server1, "/etc/bl-new-{n}.conf", "value = {n}\\n")',
         "restart": f'ops.restart(server1, "{SERVICE}")',
         "useradd": 'ops.useradd(server1, "bluser")',
     }
@@ -415,12 +465,14 @@ def write_variant(directory: Path, variant: str) -> Path:
     (directory / "pytest.ini").write_text("[pytest]\nconsole_output_style = classic\n")
     (directory / "bench_timing.py").write_text(TIMING_PLUGIN)
     conftest = {
+        "pytest-mh-eager": PYTEST_MH_CONFTEST.replace("LAZY = True", "LAZY = False"),
         "pytest-mh": PYTEST_MH_CONFTEST,
+        "ours-util": OURS_UTIL_CONFTEST,
         "ours-raw": OURS_RAW_CONFTEST,
         "ours-mod": OURS_MOD_CONFTEST,
         "ours-mod-standard": OURS_MOD_CONFTEST,
     }[variant]
     (directory / "conftest.py").write_text(conftest)
-    topology = PYTEST_MH_TOPOLOGY if variant == "pytest-mh" else OURS_TOPOLOGY
+    topology = PYTEST_MH_TOPOLOGY if variant in PYTEST_MH_VARIANTS else OURS_TOPOLOGY
     (directory / "bench_topology.py").write_text(topology)
     return directory

@@ -89,8 +89,9 @@ class ChangeRecorder(Protocol):
     """Told about every module call that may change a host, so that it can be undone later.
 
     The rollback journal implements it. :meth:`prepare` runs before the call (it may save
-    the state to restore), then exactly one of :meth:`commit` (the call succeeded) or
-    :meth:`abort` (it failed or raised). Check-mode calls are never recorded.
+    the state to restore), :meth:`arguments` may add arguments to the call (a module of
+    ``mh_ansible.rollback`` that snapshots in the same call), then exactly one of :meth:`commit`
+    (the call succeeded) or :meth:`abort` (it failed or raised). Check-mode calls are never recorded.
 
     A call *interrupted* while in flight (Ctrl-C, SIGTERM, SIGHUP, a test timeout) may or may not
     have changed the host: it is committed with a result whose ``changed`` is True and whose
@@ -101,6 +102,13 @@ class ChangeRecorder(Protocol):
         self, host: MultihostHost, module: str, args: Mapping[str, Any], *, revert_paths: Sequence[str] | None
     ) -> object:
         """Called before the module runs; returns a token handed to commit/abort."""
+        ...
+
+    def arguments(self, token: object) -> Mapping[str, Any]:
+        """Arguments to add to the module call (e.g. the name of a snapshot the module takes itself).
+
+        Optional: a recorder without this method adds none.
+        """
         ...
 
     def commit(self, token: object, result: ModuleResult) -> None:
@@ -120,7 +128,10 @@ class ChangeRecorder(Protocol):
         become: bool | None,
         become_user: str | None,
     ) -> None:
-        """A module call succeeded (undo steps' calls included): its record, for a playbook export."""
+        """A module call succeeded (undo steps' calls included): its record, for a playbook export.
+
+        Optional: a recorder without this method is not told.
+        """
         ...
 
 
@@ -208,6 +219,9 @@ class HostModules:
                 # The journal's own preparation (a snapshot of the paths) failed: report it as the
                 # user's call, with the module's own opinion of its arguments when it has one.
                 self._raise_unprepared(module, merged, err, become=become, become_user=become_user, no_log=no_log)
+            extra = getattr(self._recorder, "arguments", None)  # optional in the protocol
+            if extra is not None:
+                merged = {**merged, **extra(token)}
         try:
             raw = self._executor.run(
                 self._host.name,
@@ -239,7 +253,9 @@ class HostModules:
         if recording:
             assert self._recorder is not None
             self._recorder.commit(token, result)
-            self._recorder.called(self._host, module, merged, become=become, become_user=become_user)
+            called = getattr(self._recorder, "called", None)  # optional in the protocol
+            if called is not None:
+                called(self._host, module, merged, become=become, become_user=become_user)
         return result
 
     def _raise_unprepared(

@@ -18,14 +18,18 @@ if TYPE_CHECKING:
 __all__ = ["FileSystem"]
 
 _backups = itertools.count(1)
+# Content is sent inline and the journal's snapshot is taken in the same module call: one module on the
+# host instead of copy's stat module, temp dir, file transfer and copy module, plus a snapshot module.
+_WRITE = "mh_ansible.rollback.write"
 
 
 class FileSystem(MultihostUtility["MultihostHost"]):
     """Files and directories through Ansible modules; every change is undone at the end of its scope.
 
-    Changes go through ``host.ansible`` (copy, file), so the rollback journal snapshots each path
-    before its first change and restores content, mode, owner and existence after the test (after
-    the topology for changes in ``topology_setup``; at the end of the session for ``pytest_setup``).
+    Changes go through ``host.ansible`` (``mh_ansible.rollback.write`` for content, ``file``, ``copy``),
+    so the rollback journal snapshots each path before its first change and restores content, mode,
+    owner and existence after the test (after the topology for changes in ``topology_setup``; at the
+    end of the session for ``pytest_setup``).
 
     Example::
 
@@ -88,7 +92,7 @@ class FileSystem(MultihostUtility["MultihostHost"]):
         :returns: True when the file changed.
         """
         text = textwrap.dedent(contents).lstrip("\n") if dedent else contents
-        return self._run("ansible.builtin.copy", dest=path, content=text, mode=mode, owner=user, group=group)
+        return self._run(_WRITE, dest=path, content=text, mode=mode, owner=user, group=group)
 
     def append(self, path: str, contents: str, *, dedent: bool = True) -> bool:
         """Append ``contents`` to ``path`` (created when missing); undone after the test."""
@@ -96,7 +100,7 @@ class FileSystem(MultihostUtility["MultihostHost"]):
         # The sentinel keeps the file's last newline whatever a connection does with trailing newlines.
         old = self.host.conn.run(f"cat -- {shlex.quote(path)} && echo .", raise_on_error=False)
         current = old.stdout.rstrip("\n")[:-1] if old.rc == 0 else ""
-        return self._run("ansible.builtin.copy", dest=path, content=current + text)
+        return self._run(_WRITE, dest=path, content=current + text)
 
     def mkdir(self, path: str, *, mode: str | None = None, user: str | None = None, group: str | None = None) -> bool:
         """Create the directory ``path`` (its parent must exist); removed after the test.

@@ -33,9 +33,6 @@ class Services(MultihostUtility["MultihostHost"]):
     def _service(self, name: str, **kwargs: Any) -> bool:
         return self.host.ansible.run("ansible.builtin.service", name=name, **kwargs).changed
 
-    def _systemd(self) -> bool:
-        return self.host.conn.run("test -d /run/systemd/system", raise_on_error=False).rc == 0
-
     def start(self, name: str) -> bool:
         """Start ``name`` (nothing if it runs); stopped again after the test if it was not running."""
         return self._service(name, state="started")
@@ -46,8 +43,10 @@ class Services(MultihostUtility["MultihostHost"]):
 
     def restart(self, name: str) -> bool:
         """Restart ``name`` (starts it if stopped); on systemd a failed unit is reset first."""
-        if self._systemd():
-            self.host.conn.run(f"systemctl reset-failed {shlex.quote(name)}", raise_on_error=False)
+        # one round trip: the systemd probe and the reset together
+        self.host.conn.run(
+            f"! test -d /run/systemd/system || systemctl reset-failed {shlex.quote(name)}", raise_on_error=False
+        )
         return self._service(name, state="restarted")
 
     def reload(self, name: str) -> bool:

@@ -22,6 +22,7 @@ FIGURES = (
     "raw_true_p90_ms",
     "empty_test_ms",
     "write_rollback_ms",
+    "writenew_rollback_ms",
     "restart_rollback_ms",
     "useradd_rollback_ms",
     "suite_wall_s",
@@ -35,7 +36,7 @@ FIGURES = (
 def test_compare_quick_ours(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     args = [sys.executable, str(COMPARE), "--quick", "--tools", "ours", "--suite-tests", "4"]
-    args += ["--lab-name", "mhsmoke", "--json", str(out)]
+    args += ["--lab-name", "mhsmoke", "--json", str(out), "--no-results"]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     assert "ours (raw commands)" in proc.stdout
@@ -44,7 +45,10 @@ def test_compare_quick_ours(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert data["config"]["suite_tests"] == 4
     assert data["config"]["rounds"] == 1
-    assert set(data["figures"]) == {"ours-raw", "ours-mod", "ours-mod-standard"}
+    assert list(data["figures"]) == ["ours-util", "ours-raw", "ours-mod", "ours-mod-standard"]  # default first
+    assert data["config"]["date_utc"]
+    assert data["config"]["commit"]
+    assert len(data["config"]["loadavg_before"]) == 3
     for variant, figures in data["figures"].items():
         for key in FIGURES:
             value = figures[key]

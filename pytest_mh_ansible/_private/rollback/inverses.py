@@ -2,8 +2,10 @@
 
 Path modules (copy, file, lineinfile, blockinfile, ini_file, template) and any call with
 ``revert_paths`` snapshot their paths on the target with ``mh_ansible.rollback.snapshot`` and undo
-with ``mh_ansible.rollback.restore``. Users, groups, services and packages read their before-state
-with plain commands (a few milliseconds) and undo with the matching module.
+with ``mh_ansible.rollback.restore``. ``mh_ansible.rollback.write`` takes that snapshot itself, in
+the same module call as the change: the recorder only names it (:meth:`JournalRecorder.arguments`).
+Users, groups, services and packages read their before-state with plain commands (a few
+milliseconds) and undo with the matching module.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ PATH_MODULES = {
 }
 # Modules that create missing parent directories: their snapshot starts at the topmost missing one.
 _CREATE_PARENTS = {"file", "lineinfile", "blockinfile", "ini_file"}
+# Modules of this project's collection that snapshot their own path when given a snapshot name.
+SELF_SNAPSHOTTING = {"mh_ansible.rollback.write": "dest"}
 # Modules that only read: left out of the calls kept for a playbook export.
 _READ_ONLY_MODULES = {
     "ansible.builtin.setup",
@@ -80,6 +84,7 @@ class _Token:
     snapshot: str | None = None
     paths: list[str] = field(default_factory=list)
     before: dict[str, Any] = field(default_factory=dict)
+    arguments: dict[str, Any] = field(default_factory=dict)  # added to the module call (a snapshot to take)
     undo: Callable[[ModuleResult | None], Callable[[], None] | None] | None = None
     unreverted: str | None = None  # what part of the change no inverse covers (set by the undo factory)
 
@@ -94,8 +99,16 @@ class JournalRecorder:
     def prepare(
         self, host: MultihostHost, module: str, args: Mapping[str, Any], *, revert_paths: Sequence[str] | None
     ) -> object:
-        if self.journal.replaying or module.startswith("mh_ansible.rollback."):
-            return None  # undo steps and the journal's own bookkeeping are not recorded again
+        if self.journal.replaying:
+            return None  # undo steps are not recorded again
+        if module in SELF_SNAPSHOTTING:
+            token = _Token(host, module, dict(args))
+            path = args.get(SELF_SNAPSHOTTING[module])
+            if path and "snapshot" not in args:
+                self._snapshot(token, [str(path)], inline=True)
+            return token
+        if module.startswith("mh_ansible.rollback."):
+            return None  # the journal's own bookkeeping is not recorded
         with self.journal.internal():  # the probes below read the before-state: not changes to export
             return self._prepare(host, module, args, revert_paths)
 
@@ -123,7 +136,13 @@ class JournalRecorder:
             self._before_packages(token)
         return token
 
+    def arguments(self, token: object) -> Mapping[str, Any]:
+        """Arguments for the module call itself: the snapshot a self-snapshotting module takes."""
+        return token.arguments if isinstance(token, _Token) else {}
+
     def commit(self, token: object, result: ModuleResult) -> None:
+        if isinstance(token, _Token) and token.arguments and not result.raw.get("snapshot"):
+            token.snapshot = None  # the module dropped its snapshot itself (nothing changed)
         if not isinstance(token, _Token) or not result.changed:
             self.abort(token)
             return
@@ -187,14 +206,18 @@ class JournalRecorder:
             self.journal.log_call(host.name, "module", module, args, become=become, become_user=become_user)
 
     # -- paths --------------------------------------------------------------------------------
-    def _snapshot(self, token: _Token, paths: list[str]) -> None:
+    def _snapshot(self, token: _Token, paths: list[str], *, inline: bool = False) -> None:
+        """Snapshot ``paths`` not yet covered in this scope; ``inline``: the module call takes it itself."""
         host = token.host
         fresh = [p for p in paths if self.journal.recall(f"path:{host.name}:{p}") is None]
         if not fresh:
             token.undo = lambda result: _COVERED  # a snapshot of this scope covers these paths already
             return
         name = f"mh-{next(_counter)}"
-        host.ansible.run("mh_ansible.rollback.snapshot", paths=fresh, name=name, backup_dir=SNAPSHOT_DIR)
+        if inline:
+            token.arguments = {"snapshot": name, "backup_dir": SNAPSHOT_DIR}
+        else:
+            host.ansible.run("mh_ansible.rollback.snapshot", paths=fresh, name=name, backup_dir=SNAPSHOT_DIR)
         token.snapshot = name
         token.paths = fresh
 

@@ -61,6 +61,10 @@ def test_01_fs(sysv, sd):
     assert fs.read("/etc/mh-file") == "a = 1\n"
     fs.append("/etc/mh-file", "b = 2\n")
     assert fs.read("/etc/mh-file") == "a = 1\nb = 2\n"
+    assert not fs.write("/etc/mh-file", "a = 1\nb = 2\n", dedent=False)  # same content: unchanged
+    hosts = fs.read("/etc/hosts")
+    assert fs.write("/etc/hosts", hosts + "10.0.0.99 mh-extra\n", dedent=False)  # an existing file
+    assert fs.read("/etc/hosts").endswith("mh-extra\n")
     st = fs.stat("/etc/mh-file")
     assert st["mode"] == "0640"
     assert st["gr_name"] == "adm"

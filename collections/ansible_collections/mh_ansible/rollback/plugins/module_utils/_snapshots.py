@@ -15,7 +15,7 @@ import tempfile
 import time
 from typing import Any
 
-from ansible_collections.mh_ansible.rollback.plugins.module_utils._fsstate import FILE, ensure_dir
+from ansible_collections.mh_ansible.rollback.plugins.module_utils._fsstate import FILE, add_names, ensure_dir, walk
 
 DEFAULT_BACKUP_DIR = "/var/lib/mh-ansible/snapshots"
 MANIFEST = "manifest.json"
@@ -87,6 +87,31 @@ def write_snapshot(backup_dir: str, name: str, roots: list[dict[str, Any]], copy
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
+
+
+def record_roots(backup_dir: str, paths: list[str], exclude: list[str]) -> list[dict[str, Any]]:
+    """Walk ``paths`` into the ``roots`` of a snapshot (records with owner names, contents not read yet)."""
+    return [
+        {
+            "path": path,
+            "exclude": exclude,
+            "records": [add_names(rec) for rec in walk(path, exclude, hash_content=False, skip=[backup_dir])],
+        }
+        for path in paths
+    ]
+
+
+def take_snapshot(backup_dir: str, name: str, roots: list[dict[str, Any]]) -> int:
+    """Store the contents of ``roots``' files and write the snapshot ``name``; return the bytes copied."""
+    copied = [0]
+
+    def copy(blobs: str) -> None:
+        for rec in file_records(roots):
+            rec["sha256"], stored = store_blob(rec["path"], blobs)
+            copied[0] += stored
+
+    write_snapshot(backup_dir, name, roots, copy)
+    return copied[0]
 
 
 def read_manifest(backup_dir: str, name: str) -> dict[str, Any] | None:

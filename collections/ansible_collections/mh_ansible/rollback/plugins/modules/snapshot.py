@@ -102,18 +102,13 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.mh_ansible.rollback.plugins.module_utils._fsstate import (
-    ABSENT,
-    FILE,
-    add_names,
-    walk,
-)
+from ansible_collections.mh_ansible.rollback.plugins.module_utils._fsstate import ABSENT
 from ansible_collections.mh_ansible.rollback.plugins.module_utils._snapshots import (
     DEFAULT_BACKUP_DIR,
     check_name,
+    record_roots,
     snapshot_dir,
-    store_blob,
-    write_snapshot,
+    take_snapshot,
 )
 
 
@@ -139,36 +134,27 @@ def main() -> None:
             module.fail_json(msg=f"path {path!r} is not absolute")
         paths.append(os.path.normpath(path))
 
-    roots = []
     report = {}
     try:
-        for path in paths:
-            records = [add_names(rec) for rec in walk(path, exclude, hash_content=False, skip=[backup_dir])]
-            roots.append({"path": path, "exclude": exclude, "records": records})
-            kind = records[0]["type"]
-            report[path] = {"exists": kind != ABSENT, "type": kind, "entries": len(records) if kind != ABSENT else 0}
+        roots = record_roots(backup_dir, paths, exclude)
     except OSError as err:
         module.fail_json(msg=f"snapshot {name!r}: cannot read {err.filename!r}: {err.strerror}")
-
-    copied = [0]
-
-    def copy(blobs: str) -> None:
-        for root in roots:
-            for rec in root["records"]:
-                if rec["type"] == FILE:
-                    rec["sha256"], stored = store_blob(rec["path"], blobs)
-                    copied[0] += stored
+    for root in roots:
+        records = root["records"]
+        kind = records[0]["type"]
+        entries = len(records) if kind != ABSENT else 0
+        report[root["path"]] = {"exists": kind != ABSENT, "type": kind, "entries": entries}
 
     result = dict(changed=True, snapshot=name, snapshot_dir=snapshot_dir(backup_dir, name), paths=report, bytes=0)
     if module.check_mode:
         module.exit_json(**result)
     try:
-        write_snapshot(backup_dir, name, roots, copy)
+        copied = take_snapshot(backup_dir, name, roots)
     except OSError as err:
         module.fail_json(
             msg=f"snapshot {name!r} in {backup_dir!r}: {err.filename or backup_dir}: {err.strerror or err}"
         )
-    result["bytes"] = copied[0]
+    result["bytes"] = copied
     module.exit_json(**result)
 
 
