@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's tests, as CI runs them: install everything, lint, unit and functional tests on each
-# supported ansible-core (2.19 on Python 3.11, 2.20 on 3.12, 2.21 on 3.13; pytest 9, and pytest 8 once),
+# supported ansible-core (2.19 on Python 3.11 with pytest 9, 2.20 on 3.12 with pytest 8, 2.21 on 3.13 with pytest 9),
 # the collection's unit tests, then the integration tests on lab hosts against the built wheel,
 # installed into fresh virtualenvs, on the oldest (2.19 / 3.11) and the newest (2.21 / 3.13) ansible-core.
 # Nothing is taken from PATH but the system's tools: every program of Python's side comes from the
@@ -59,13 +59,15 @@ pyenv_python() {
 }
 
 core_venv() {
-    # A virtualenv with this checkout (editable) and one ansible-core release: core_venv DIR PYTHON SPEC
-    local dir=$1 python=$2 spec=$3
+    # A virtualenv with this checkout (editable), one ansible-core and one pytest: core_venv DIR PYTHON SPEC...
+    local dir=$1 python=$2
+    shift 2
     if [ ! -x "$dir/bin/python" ]; then
         "$python" -m venv "$dir"
     fi
-    "$dir/bin/python" -m pip install -q -e '.[dev]' "$spec" >/dev/null
-    echo "$dir: $("$dir/bin/python" --version), ansible-core $("$dir/bin/python" -c 'import ansible.release as r; print(r.__version__)')"
+    "$dir/bin/python" -m pip install -q -e '.[dev]' "$@" >/dev/null
+    echo "$dir: $("$dir/bin/python" --version), ansible-core $("$dir/bin/python" -c 'import ansible.release as r; print(r.__version__)')," \
+        "pytest $("$dir/bin/python" -c 'import pytest; print(pytest.__version__)')"
 }
 
 wheel_venv() {
@@ -99,19 +101,12 @@ step "the collection's unit tests"
 (cd collections/ansible_collections/mh_ansible/rollback &&
     PYTHONPATH="$PWD/../../.." "../../../../$PY/pytest" tests/unit -q -p no:cacheprovider)
 
-step "functional tests on pytest 8 (ansible-core 2.19, Python 3.11)"
-if [ ! -x .venv-pytest8/bin/python ]; then
-    .venv/bin/python -m venv .venv-pytest8
-fi
-.venv-pytest8/bin/python -m pip install -q 'pytest>=8.4,<9' pytest-xdist -e . >/dev/null
-.venv-pytest8/bin/pytest tests/functional -n 2 -q -p no:randomly
+step "setup: .venv-core2.20 (Python 3.12, pytest 8), .venv-core2.21 (Python 3.13, pytest 9)"
+core_venv .venv-core2.20 "$PY312" 'ansible-core>=2.20,<2.21' 'pytest>=8.4,<9'
+core_venv .venv-core2.21 "$PY313" 'ansible-core>=2.21,<2.22' 'pytest>=9,<10'
 
-step "setup: .venv-core2.20 (Python 3.12), .venv-core2.21 (Python 3.13)"
-core_venv .venv-core2.20 "$PY312" 'ansible-core>=2.20,<2.21'
-core_venv .venv-core2.21 "$PY313" 'ansible-core>=2.21,<2.22'
-
-step "unit and functional tests: ansible-core 2.20, Python 3.12"
-.venv-core2.20/bin/pytest tests/unit tests/functional -n 2 -q
+step "unit and functional tests: ansible-core 2.20, Python 3.12, pytest 8"
+.venv-core2.20/bin/pytest tests/unit tests/functional -n 2 -q -p no:randomly
 
 step "unit and functional tests: ansible-core 2.21, Python 3.13"
 .venv-core2.21/bin/pytest tests/unit tests/functional -n 2 -q
