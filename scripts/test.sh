@@ -29,11 +29,14 @@ cleanup() {
     local rc=$?
     step_done
     # Labs are torn down by their fixtures; this catches a run that was killed half-way.
-    for name in mhcore mheng mhlabt mhlabt2 mhtransport mhmod mhrep mhutila mhutilb mhwarm mhwfault mhsmoke mhbench webapp; do
-        for worker in "" -0 -1; do
-            .venv/bin/pytest-mh-ansible lab down --name "$name${MH_TEST_LAB_SUFFIX:-}$worker" >/dev/null 2>&1 || true
-        done
-    done
+    # (names as tests/integration/labname.py makes them: suffix, then the xdist worker; one process for all)
+    .venv/bin/python - "${MH_TEST_LAB_SUFFIX:-}" >/dev/null 2>&1 <<'EOF' || true
+import sys
+from pytest_mh_ansible._private.cli import main
+for base in "mhcore mheng mhlabt mhlabt2 mhtransport mhmod mhrep mhutila mhutilb mhwarm mhwfault mhsmoke mhbench webapp".split():
+    for worker in ("", "-0", "-1"):
+        main(["lab", "down", "--name", base + sys.argv[1] + worker])
+EOF
     echo "== step durations (total $SECONDS s)"
     printf '%s\n' "${STEPS[@]}"
     exit "$rc"
