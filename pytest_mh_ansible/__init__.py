@@ -16,11 +16,13 @@ from .errors import (
     LabError,
     ModuleError,
     MultihostError,
+    PlaybookError,
     ProcessError,
     ProcessTimeoutError,
     RollbackError,
     TeardownExceptionGroup,
     TopologyMarkError,
+    UnsafePathError,
 )
 from .host import MultihostHost
 from .marks import KnownTopologyBase, KnownTopologyGroupBase, TopologyMark
@@ -29,7 +31,7 @@ from .multihost import MultihostFixture
 from .playbook import PlaybookHostStats, PlaybookResult, TaskResult
 from .registry import Registry
 from .role import MultihostRole
-from .rollback import JournalEntry, RollbackJournal
+from .rollback import CallRecord, JournalEntry, RollbackJournal
 from .topology import Topology, TopologyDomain
 from .utility import MultihostUtility
 from .utils import (
@@ -62,6 +64,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "BackupTopologyController",
+    "CallRecord",
     "ChangeRecorder",
     "ConfigFiles",
     "Connection",
@@ -90,6 +93,7 @@ __all__ = [
     "MultihostRole",
     "MultihostUtility",
     "Packages",
+    "PlaybookError",
     "PlaybookHostStats",
     "PlaybookResult",
     "ProcessError",
@@ -108,5 +112,6 @@ __all__ = [
     "TopologyMark",
     "TopologyMarkError",
     "TrafficControl",
+    "UnsafePathError",
     "Users",
 ]

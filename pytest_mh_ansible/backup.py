@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -34,6 +36,18 @@ class MultihostBackupHost(MultihostHost):
             registry.host("server", ServerHost)
 
     Set ``auto_restore = False`` when a :class:`BackupTopologyController` restores instead.
+
+    The contract is pytest-mh's: what :meth:`backup` returns is kept in :attr:`backup_data` and
+    handed back to :meth:`restore` and :meth:`remove_backup`, so a subclass may back up anything
+    its own way (a database dump, a tarball) and return whatever identifies it::
+
+        class DbHost(MultihostBackupHost):
+            def backup(self):
+                return self.conn.run("mktemp -d").stdout.strip()   # ... dump into it
+            def restore(self, backup_data):
+                self.conn.run(f"db-restore {backup_data}")
+            def remove_backup(self, backup_data):
+                self.conn.run(f"rm -rf {backup_data}")
     """
 
     backup_name: ClassVar[str] = "mh-host-backup"
@@ -44,6 +58,7 @@ class MultihostBackupHost(MultihostHost):
     def __init__(self, name: str, *, roles: tuple[str, ...], domain: str, variables: Mapping[str, Any]) -> None:
         super().__init__(name, roles=roles, domain=domain, variables=variables)
         self.backup_taken: bool = False
+        self.backup_data: Any = None
 
     def mh_backup_paths(self) -> list[str]:
         """The paths to back up: :attr:`backup_paths`, the ``mh_backup_paths`` variable, or the defaults."""
@@ -54,10 +69,10 @@ class MultihostBackupHost(MultihostHost):
             paths = [paths]
         return [str(p) for p in paths]
 
-    def backup(self, name: str | None = None) -> str:
-        """Snapshot the backup paths under ``name`` (outside the journal); returns the name."""
+    def backup(self, name: str | None = None) -> Any:
+        """Snapshot the backup paths under ``name`` (outside the journal); returns the name (the backup data)."""
         name = name or self.backup_name
-        self.conn.run(f"mkdir -p -m 0700 {SNAPSHOT_DIR}")
+        self.conn.run(f"mkdir -p -m 0700 {shlex.quote(SNAPSHOT_DIR)}")
         self._modules_run(
             "mh_ansible.rollback.snapshot",
             paths=self.mh_backup_paths(),
@@ -67,15 +82,15 @@ class MultihostBackupHost(MultihostHost):
         )
         return name
 
-    def restore(self, name: str | None = None) -> None:
-        """Put the backup paths back as snapshot ``name`` has them; the snapshot is kept."""
+    def restore(self, name: Any = None) -> None:
+        """Put the backup paths back as snapshot ``name`` (what :meth:`backup` returned) has them; it is kept."""
         self._modules_run(
             "mh_ansible.rollback.restore", name=name or self.backup_name, backup_dir=SNAPSHOT_DIR, remove=False
         )
 
-    def remove_backup(self, name: str | None = None) -> None:
-        """Delete snapshot ``name`` from the host."""
-        self.conn.run(f"rm -rf {SNAPSHOT_DIR}/{name or self.backup_name}")
+    def remove_backup(self, name: Any = None) -> None:
+        """Delete snapshot ``name`` (what :meth:`backup` returned) from the host."""
+        self.conn.run(f"rm -rf -- {shlex.quote(f'{SNAPSHOT_DIR}/{name or self.backup_name}')}")
 
     def _modules_run(self, module: str, **kwargs: Any) -> None:
         # The rollback collection's own modules are never recorded by the journal.
@@ -84,14 +99,14 @@ class MultihostBackupHost(MultihostHost):
     def pytest_setup(self) -> None:
         """Take the session-long snapshot (call super when overriding, after your own setup)."""
         super().pytest_setup()
-        self.backup()
+        self.backup_data = self.backup()
         self.backup_taken = True
 
     def teardown(self) -> None:
         """Restore the snapshot after each test (when :attr:`auto_restore`); call super when overriding."""
         try:
             if self.auto_restore and self.backup_taken:
-                self.restore()
+                self.restore(self.backup_data)
         finally:
             super().teardown()
 
@@ -99,8 +114,9 @@ class MultihostBackupHost(MultihostHost):
         """Remove the snapshot at the end of the session."""
         try:
             if self.backup_taken:
-                self.remove_backup()
+                self.remove_backup(self.backup_data)
                 self.backup_taken = False
+                self.backup_data = None
         finally:
             super().pytest_teardown()
 
@@ -121,7 +137,8 @@ class BackupTopologyController(TopologyController):
 
     def __init__(self) -> None:
         super().__init__()
-        self.backups: dict[str, str] = {}
+        self.backups: dict[str, Any] = {}
+        """What each host's :meth:`MultihostBackupHost.backup` returned, by host name (pytest-mh's ``backup_data``)."""
 
     def _backup_hosts(self, hosts: Mapping[str, Any]) -> list[MultihostBackupHost]:
         found: dict[str, MultihostBackupHost] = {}
@@ -135,7 +152,7 @@ class BackupTopologyController(TopologyController):
     def topology_setup(self, **hosts: Any) -> None:
         """Snapshot every :class:`MultihostBackupHost` of the topology (call last from overrides)."""
         for host in self._backup_hosts(hosts or self.hosts):
-            self.backups[host.name] = host.backup(f"mh-topology-backup-{self.name or 'topology'}")
+            self.backups[host.name] = _backup(host, f"mh-topology-backup-{self.name or 'topology'}")
 
     def teardown(self, **hosts: Any) -> None:
         """Restore every host to its topology snapshot; failures are raised together."""
@@ -147,6 +164,11 @@ class BackupTopologyController(TopologyController):
             self._each(hosts, lambda host, name: host.remove_backup(name), "remove backup")
         finally:
             self.backups.clear()
+
+    @property
+    def backup_data(self) -> dict[str, Any]:
+        """pytest-mh's name of :attr:`backups`."""
+        return self.backups
 
     def _each(self, hosts: Mapping[str, Any], action: Any, what: str) -> None:
         errors: list[Exception] = []
@@ -162,3 +184,12 @@ class BackupTopologyController(TopologyController):
                 errors.append(failure)
         if errors:
             raise TeardownExceptionGroup(f"topology {self.name!r}: {what} failed on {len(errors)} host(s)", errors)
+
+
+def _backup(host: MultihostBackupHost, name: str) -> Any:
+    """``host.backup(name)``, or ``host.backup()`` for a pytest-mh style ``backup`` that takes no name."""
+    try:
+        params = inspect.signature(host.backup).parameters
+    except (TypeError, ValueError):
+        params = {}  # type: ignore[assignment]
+    return host.backup(name) if params else host.backup()

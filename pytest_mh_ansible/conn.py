@@ -7,7 +7,7 @@ import os
 import re
 import shlex
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, final
 
@@ -114,6 +114,10 @@ def build_command(command: str, *, env: Mapping[str, str] | None = None, cwd: st
     return " ".join(parts)
 
 
+CommandObserver = Callable[[str, str | None, ProcessResult, bool | None, str | None], None]
+"""``observer(command, stdin, result, become, become_user)``: what :class:`Connection` reports after each command."""
+
+
 class Connection:
     """A host's connection: run commands and copy files, through the host's Ansible connection plugin.
 
@@ -130,10 +134,20 @@ class Connection:
     :param host: The inventory hostname.
     :param variables: The host's Ansible variables (``ansible_connection``, ``ansible_host``, ...).
     :param transport: Where commands go; by default the host's Ansible connection plugin.
+    :param observer: Told about every command that ran, with its result (the session keeps them
+        for ``--mh-export-playbooks``).
     """
 
-    def __init__(self, host: str, variables: Mapping[str, Any], *, transport: Transport | None = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        variables: Mapping[str, Any],
+        *,
+        transport: Transport | None = None,
+        observer: CommandObserver | None = None,
+    ) -> None:
         self.host = host
+        self._observer = observer
         secrets.add_from_vars(variables)
         if transport is None:
             from ._private.ansible.transport import AnsibleTransport
@@ -202,6 +216,8 @@ class Connection:
             host=self.host,
         )
         logger.debug("%s: %s -> rc=%d in %.3f s", self.host, masked, rc, time.monotonic() - started)
+        if self._observer is not None:
+            self._observer(full, input if isinstance(input, str) else None, result, become, become_user)
         level = logging.DEBUG if rc != 0 else OUTPUT_LEVEL
         if logger.isEnabledFor(level) and (result.stdout or result.stderr):
             logger.log(

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .playbook import PlaybookResult, TaskResult
 
 __all__ = [
     "HostUnreachableError",
@@ -11,11 +14,13 @@ __all__ = [
     "LabError",
     "ModuleError",
     "MultihostError",
+    "PlaybookError",
     "ProcessError",
     "ProcessTimeoutError",
     "RollbackError",
     "TeardownExceptionGroup",
     "TopologyMarkError",
+    "UnsafePathError",
 ]
 
 
@@ -126,6 +131,37 @@ class ModuleError(MultihostError):
         self.result = result or {}
 
 
+class PlaybookError(MultihostError):
+    """A playbook failed (a task failed, a host was unreachable) or could not be run at all (a parse error).
+
+    Raised by ``role.playbook()``, ``host.playbook()`` and ``mh.playbook()`` unless ``check=True``
+    or ``raise_on_error=False``. What the playbook changed before it failed is still rolled back.
+
+    Example::
+
+        with pytest.raises(PlaybookError) as info:
+            server.playbook("playbooks/broken.yml")
+        info.value.failed_tasks[0].task   # 'Install the app'
+
+    :param playbook: The playbook's path.
+    :param hosts: The hosts it was limited to.
+    :param message: What failed: each failed task with its host and Ansible's message, or Ansible's error.
+    :param result: The whole result.
+    """
+
+    def __init__(self, playbook: str, hosts: Sequence[str], message: str, result: PlaybookResult) -> None:
+        super().__init__(f"playbook {playbook} on {', '.join(hosts)} failed (rc {result.rc}): {message}")
+        self.playbook = playbook
+        self.hosts = tuple(hosts)
+        self.message = message
+        self.result = result
+
+    @property
+    def failed_tasks(self) -> tuple[TaskResult, ...]:
+        """The tasks that failed, with host, task name, action and message (empty for a parse error)."""
+        return self.result.failed_tasks
+
+
 class RollbackError(MultihostError):
     """One undo step of the rollback journal failed; several are gathered in a TeardownExceptionGroup.
 
@@ -143,6 +179,19 @@ class RollbackError(MultihostError):
 
 class LabError(MultihostError):
     """The local lab could not be brought up, inspected or torn down."""
+
+
+class UnsafePathError(MultihostError):
+    """A local directory or file that others could change (a lock or lab directory), refused.
+
+    :param path: The path at fault.
+    :param reason: Why it is refused (its owner, its mode, a symbolic link).
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 class TeardownExceptionGroup(ExceptionGroup[Exception]):

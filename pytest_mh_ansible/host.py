@@ -177,7 +177,7 @@ class MultihostHost:
 
     @cached_property
     def firewall(self) -> Firewall:
-        """The firewall (``host.firewall.block_from(address)``); see :class:`~pytest_mh_ansible.utils.Firewall`."""
+        """The firewall (``host.firewall.inbound.reject_host(address)``); see :class:`~pytest_mh_ansible.Firewall`."""
         from .utils.firewall import Firewall
 
         return Firewall(self)
@@ -219,6 +219,7 @@ class MultihostHost:
         become: bool | None = None,
         revert_paths: Sequence[str] | None = None,
         teardown: str | None = None,
+        raise_on_error: bool | None = None,
     ) -> PlaybookResult:
         """Run a playbook limited to this host, with the inventory's variables (see ``MultihostRole.playbook``)."""
         if self._mh_playbooks is None:
@@ -235,6 +236,7 @@ class MultihostHost:
             become=become,
             revert_paths=revert_paths,
             teardown=teardown,
+            raise_on_error=raise_on_error,
         )
 
     def pytest_setup(self) -> None:

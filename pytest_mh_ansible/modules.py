@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol, final
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, final
 
 from ._private.secrets import mask_args, secrets
-from .errors import ModuleError
+from .errors import HostUnreachableError, ModuleError
 
 if TYPE_CHECKING:
     from ._private.ansible.executor import ModuleExecutor
@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ChangeRecorder", "HostModules", "ModuleResult"]
 
+_INTERRUPTED: Mapping[str, Any] = MappingProxyType(
+    {"changed": True, "mh_interrupted": True, "msg": "interrupted while in flight; it may have changed the host"}
+)
+_INTERNAL = "mh_ansible.rollback."  # the journal's own modules, never called by the user directly
 _SERVICE_MODULES = frozenset({"service", "ansible.builtin.service", "ansible.legacy.service"})
 
 
@@ -87,6 +91,10 @@ class ChangeRecorder(Protocol):
     The rollback journal implements it. :meth:`prepare` runs before the call (it may save
     the state to restore), then exactly one of :meth:`commit` (the call succeeded) or
     :meth:`abort` (it failed or raised). Check-mode calls are never recorded.
+
+    A call *interrupted* while in flight (Ctrl-C, SIGTERM, SIGHUP, a test timeout) may or may not
+    have changed the host: it is committed with a result whose ``changed`` is True and whose
+    ``raw["mh_interrupted"]`` is True, so that its inverse is recorded and the rollback runs it.
     """
 
     def prepare(
@@ -101,6 +109,18 @@ class ChangeRecorder(Protocol):
 
     def abort(self, token: object) -> None:
         """The module call failed or could not be made."""
+        ...
+
+    def called(
+        self,
+        host: MultihostHost,
+        module: str,
+        args: Mapping[str, Any],
+        *,
+        become: bool | None,
+        become_user: str | None,
+    ) -> None:
+        """A module call succeeded (undo steps' calls included): its record, for a playbook export."""
         ...
 
 
@@ -180,7 +200,14 @@ class HostModules:
         token: object = None
         if recording:
             assert self._recorder is not None
-            token = self._recorder.prepare(self._host, module, merged, revert_paths=revert_paths)
+            try:
+                token = self._recorder.prepare(self._host, module, merged, revert_paths=revert_paths)
+            except ModuleError as err:
+                if err.module == module or not err.module.startswith(_INTERNAL):
+                    raise
+                # The journal's own preparation (a snapshot of the paths) failed: report it as the
+                # user's call, with the module's own opinion of its arguments when it has one.
+                self._raise_unprepared(module, merged, err, become=become, become_user=become_user, no_log=no_log)
         try:
             raw = self._executor.run(
                 self._host.name,
@@ -197,15 +224,59 @@ class HostModules:
             result = ModuleResult.from_raw(self._host.name, module, raw)
             if result.failed:
                 raise ModuleError(self._host.name, module, _describe_failure(result, merged, no_log), dict(result.raw))
-        except BaseException:
+        except (ModuleError, HostUnreachableError):
             if recording:
                 assert self._recorder is not None
                 self._recorder.abort(token)
             raise
+        except BaseException:
+            # Interrupted in flight: the module may have run (its process is killed with the channel),
+            # so its inverse is recorded as for a change; undoing what did not happen is harmless.
+            if recording:
+                assert self._recorder is not None
+                self._recorder.commit(token, ModuleResult.from_raw(self._host.name, module, _INTERRUPTED))
+            raise
         if recording:
             assert self._recorder is not None
             self._recorder.commit(token, result)
+            self._recorder.called(self._host, module, merged, become=become, become_user=become_user)
         return result
+
+    def _raise_unprepared(
+        self,
+        module: str,
+        args: Mapping[str, Any],
+        err: ModuleError,
+        *,
+        become: bool | None,
+        become_user: str | None,
+        no_log: bool,
+    ) -> NoReturn:
+        """Raise the error of ``module`` itself (checked, nothing changed), else say why it cannot be rolled back."""
+        __tracebackhide__ = True
+        raw = self._executor.run(
+            self._host.name,
+            module,
+            args,
+            check=True,
+            diff=False,
+            become=become,
+            become_user=become_user,
+            no_log=no_log,
+            template=False,
+        )
+        checked = ModuleResult.from_raw(self._host.name, module, raw)
+        if checked.failed:
+            raise ModuleError(
+                self._host.name, module, _describe_failure(checked, args, no_log), dict(checked.raw)
+            ) from None
+        why = str(err.result.get("msg") or err.message)
+        message = (
+            f"not run: its change could not be saved for rollback first ({why}); "
+            "give absolute paths, or name what it changes with revert_paths=[...]"
+        )
+        shown = secrets.mask(repr(mask_args(args, no_log=no_log)))
+        raise ModuleError(self._host.name, module, f"{message}; args: {shown}") from None
 
     def facts(self, refresh: bool = False) -> Mapping[str, Any]:
         """The host's Ansible facts (``ansible_service_mgr``, ``ansible_distribution``...), gathered once.

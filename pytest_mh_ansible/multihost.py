@@ -89,11 +89,13 @@ class MultihostFixture:
         become: bool | None = None,
         revert_paths: Sequence[str] | None = None,
         teardown: str | None = None,
+        raise_on_error: bool | None = None,
     ) -> PlaybookResult:
         """Run a playbook limited to the hosts of ``roles`` (all roles of the test when None).
 
         A relative path resolves against pytest's rootdir, then the ini ``mh_playbook_dir``.
-        The playbook sees the inventory's variables; its output goes to the test's log.
+        The playbook sees the inventory's variables; its output goes to the test's log. A failing
+        playbook raises ``PlaybookError`` (see ``MultihostRole.playbook``).
         """
         hosts = [role.host for role in (self.roles if roles is None else roles)]
         return self._playbooks.run_reverted(
@@ -106,6 +108,7 @@ class MultihostFixture:
             become=become,
             revert_paths=revert_paths,
             teardown=teardown,
+            raise_on_error=raise_on_error,
         )
 
     def _setup(self) -> None:

@@ -7,7 +7,6 @@ parametrized as usual (same node ids) and skipped with the reason.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import os
 from collections.abc import Callable, Generator, Iterator
@@ -18,10 +17,20 @@ import pytest
 
 from . import hookspecs
 from ._private.ansible.executor_choice import EXECUTORS
-from ._private.reporting import crash_check, drift_check, reporting
+from ._private.pytest_internals import add_inventory_option, restore_setup
+from ._private.reporting import crash_check, drift_check, export, reporting
 from ._private.secrets import secrets
 from ._private.session.session import MultihostSession, SessionOptions
-from ._private.stash import FIXTURE_KEY, FIXTURES_KEY, LAB_KEY, MARK_KEY, NO_INVENTORY_KEY, SESSION_KEY
+from ._private.stash import (
+    FIXTURE_KEY,
+    FIXTURES_KEY,
+    LAB_KEY,
+    MARK_KEY,
+    NO_INVENTORY_KEY,
+    REGISTRY_KEY,
+    SESSION_KEY,
+    TOPOLOGY_NAMES_KEY,
+)
 from .errors import InventoryError, LabError, MultihostError, TeardownExceptionGroup, TopologyMarkError
 from .host import MultihostHost
 from .marks import TopologyMark, expand_topology_marks
@@ -47,22 +56,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "Ansible inventory source, as ansible's -i: a file (INI, YAML, JSON), a directory, a script, "
         "an inventory plugin config or a host list 'h1,h2,'. Repeatable."
     )
-    try:
-        # pytest reserves lowercase short options for itself; its private _addoption lets
-        # plugins take one (as pytest-xdist does for -n). Nothing else uses -i.
-        group._addoption(
-            "-i",
-            "--mh-inventory",
-            dest="mh_inventory",
-            action="append",
-            default=[],
-            metavar="INVENTORY",
-            help=inventory_help,
-        )
-    except (ValueError, argparse.ArgumentError):
-        group.addoption(
-            "--mh-inventory", dest="mh_inventory", action="append", default=[], metavar="INVENTORY", help=inventory_help
-        )
+    add_inventory_option(
+        group, dest="mh_inventory", action="append", default=[], metavar="INVENTORY", help=inventory_help
+    )
     group.addoption(
         "--mh-vault-password-file",
         dest="mh_vault_password_file",
@@ -160,18 +156,54 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "mh_verify_exclude", "Globs the drift check leaves out (besides its defaults).", type="linelist", default=[]
     )
+    parser.addini(
+        "mh_secret_vars",
+        "Extra glob patterns of variable and argument names whose values are secrets (besides *password*, "
+        "*passwd*, *passphrase*, *secret*, *token*, *key*, *credential*, *_pass).",
+        type="linelist",
+        default=[],
+    )
     parser.addini("mh_unreachable", "What tests that need an unreachable host do: error or skip.", default="error")
     parser.addini("mh_executor", "How modules run on the hosts: warm (default) or standard.", default="warm")
+    parser.addini(
+        "mh_unreverted",
+        "What a change without an inverse (command/shell, unknown modules, package upgrades) does: warn (listed "
+        "in the terminal summary; default) or fail (its test errors at teardown, naming the change).",
+        default="warn",
+    )
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, args: list[str], parser: pytest.Parser
+) -> Generator[None, None, None]:
+    """Before conftests and other plugins look at it: the rootdir and ini file pytest picks without ``-i PATH``."""
+    restore_setup(early_config, args, parser)
+    return (yield)
 
 
 # -- configuration --------------------------------------------------------------------------------
-def _inventory_sources(config: pytest.Config) -> list[str]:
-    sources: list[str] = list(config.getoption("mh_inventory") or [])
-    if not sources:
-        sources = [str(s) for s in config.getini("mh_inventory")]
-    if not sources and os.environ.get("ANSIBLE_INVENTORY"):
-        sources = [s for s in os.environ["ANSIBLE_INVENTORY"].split(",") if s]
-    return sources
+def _inventory_sources(config: pytest.Config) -> list[tuple[str, str]]:
+    """The inventory sources as ``(absolute path or host list, as the user wrote it)``.
+
+    A relative path on the command line or in ``ANSIBLE_INVENTORY`` is relative to the directory
+    pytest was started in (as for every CLI); one in the ini file is relative to the ini file.
+    """
+    started_in = config.invocation_params.dir
+    given = [(str(s), started_in) for s in config.getoption("mh_inventory") or []]
+    if not given:
+        ini_dir = config.inipath.parent if config.inipath is not None else config.rootpath
+        given = [(str(s), ini_dir) for s in config.getini("mh_inventory")]
+    if not given and os.environ.get("ANSIBLE_INVENTORY"):
+        given = [(s, started_in) for s in os.environ["ANSIBLE_INVENTORY"].split(",") if s]
+    return [(_anchored(source, base), source) for source, base in given]
+
+
+def _anchored(source: str, base: Path) -> str:
+    if "," in source:  # a host list, "h1,h2,"
+        return source
+    path = Path(os.path.expanduser(source))
+    return path.as_posix() if path.is_absolute() else os.path.normpath(base / path)
 
 
 def _role_groups(config: pytest.Config) -> dict[str, str]:
@@ -194,12 +226,20 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "require(condition, reason): skip the test unless condition(**fixtures) is true (pytest-mh-ansible).",
     )
+    config.addinivalue_line(
+        "markers",
+        "mh_unreverted(mode): 'fail' or 'warn' for this test, overriding the ini option mh_unreverted: what a "
+        "change without an inverse does (pytest-mh-ansible).",
+    )
     reporting.register_markers(config)
     config.stash[FIXTURES_KEY] = set()
-    sources = _inventory_sources(config)
+    secrets.set_name_patterns([str(p) for p in config.getini("mh_secret_vars")])
+    given = _inventory_sources(config)
     lab_spec = config.getoption("mh_lab")
     if lab_spec:
-        sources.append(_lab_up(config, lab_spec))
+        lab_inventory = _lab_up(config, lab_spec)
+        given.append((lab_inventory, lab_inventory))
+    sources = [source for source, _ in given]
     if not sources:
         config.stash[NO_INVENTORY_KEY] = NO_INVENTORY
         return
@@ -208,11 +248,12 @@ def pytest_configure(config: pytest.Config) -> None:
     vault_files = list(config.getoption("mh_vault_password_file") or [])
     if not vault_files and config.getini("mh_vault_password_file"):
         vault_files = [str(config.getini("mh_vault_password_file"))]
+    vault_ids = list(config.getoption("mh_vault_id") or [])
     try:
         inventory = Inventory.load(
             sources,
             vault_password_files=vault_files,
-            vault_ids=list(config.getoption("mh_vault_id") or []),
+            vault_ids=vault_ids,
             limit=config.getoption("mh_limit"),
             basedir=str(config.rootpath),
         )
@@ -221,17 +262,25 @@ def pytest_configure(config: pytest.Config) -> None:
     unreachable = config.getoption("mh_unreachable") or str(config.getini("mh_unreachable") or "error")
     if unreachable not in ("error", "skip"):
         raise pytest.UsageError(f"ini option mh_unreachable: {unreachable!r} is not 'error' or 'skip'")
+    unreverted_mode = str(config.getini("mh_unreverted") or "warn")
+    if unreverted_mode not in UNREVERTED_MODES:
+        raise pytest.UsageError(f"ini option mh_unreverted: {unreverted_mode!r} is not 'warn' or 'fail'")
     executor = config.getoption("mh_executor") or str(config.getini("mh_executor") or "warm")
     if executor not in EXECUTORS:
         raise pytest.UsageError(f"ini option mh_executor: {executor!r} is not 'warm' or 'standard'")
     options = SessionOptions(
         sources=tuple(sources),
+        source_labels=tuple(label for _, label in given),
         executor=executor,
         default_domain=str(config.getini("mh_default_domain") or "default"),
         role_groups=_role_groups(config),
         unreachable=unreachable,
-        vault_password_files=tuple(vault_files),
+        # Relative to the rootdir, as the inventory read them (its errors name them as written);
+        # playbooks run in another directory, so they get them absolute.
+        vault_password_files=tuple(_absolute(config, path) for path in vault_files),
+        vault_ids=tuple(_absolute_vault_id(config, vault_id) for vault_id in vault_ids),
         playbook_dirs=tuple(_playbook_dirs(config)),
+        record_calls=export.export_mode(config) != "never",
     )
     try:
         session = MultihostSession(
@@ -243,9 +292,11 @@ def pytest_configure(config: pytest.Config) -> None:
     except MultihostError as err:  # a bad mh_* host variable
         raise pytest.UsageError(f"pytest-mh-ansible: {err}") from None
     config.stash[SESSION_KEY] = session
+    config.pluginmanager.register(_UnrevertedSummary(config), "mh-ansible-unreverted")
     reporting.configure(config)
     crash_check.register(config)
     drift_check.register(config)
+    export.register(config)
 
 
 class _HookEvents:
@@ -265,6 +316,21 @@ class _HookEvents:
 
     def session_teardown(self, hosts: list[MultihostHost], errors: list[Exception]) -> None:
         self._hook.pytest_mh_session_teardown(hosts=hosts, errors=errors)
+
+
+def _absolute(config: pytest.Config, path: str) -> str:
+    full = os.path.expanduser(path)
+    return full if os.path.isabs(full) else str(config.rootpath / full)
+
+
+def _absolute_vault_id(config: pytest.Config, vault_id: str) -> str:
+    """``label@file`` (or ``file``) with the file made absolute; ``label@prompt`` is left to the inventory."""
+    label, sep, path = vault_id.partition("@")
+    if not sep:
+        return _absolute(config, vault_id)
+    if path in ("prompt", "prompt_ask_vault_pass"):
+        return vault_id
+    return f"{label}@{_absolute(config, path)}"
 
 
 def _playbook_dirs(config: pytest.Config) -> list[str]:
@@ -305,8 +371,38 @@ def _session(config: pytest.Config) -> MultihostSession | None:
 
 # -- parametrization ------------------------------------------------------------------------------
 def _mark_class(config: pytest.Config) -> type[TopologyMark]:
+    """The project's mark class (``registry.topology_mark``), with or without an inventory.
+
+    Without an inventory the plugin stays inert, but the project's markers must still parse as
+    they would with one (same node ids, skipped with the reason), so its registrations are asked.
+    """
     session = _session(config)
-    return session.registry.mark_class if session is not None else TopologyMark
+    if session is not None:
+        return session.registry.mark_class
+    registry = config.stash.get(REGISTRY_KEY, None)
+    if registry is None:
+        from .registry import Registry
+
+        registry = config.stash[REGISTRY_KEY] = Registry()
+        config.hook.pytest_mh_register(registry=registry)
+    return registry.mark_class
+
+
+def _check_topology_name_shapes(config: pytest.Config, nodeid: str, marks: list[TopologyMark]) -> str:
+    """Why ``marks`` clash with a topology of the same name but another shape in an earlier test ("" if none).
+
+    The session sets a topology up once per name: two shapes under one name would silently share the first.
+    """
+    seen = config.stash.setdefault(TOPOLOGY_NAMES_KEY, {})
+    for mark in marks:
+        first = seen.setdefault(mark.name, (nodeid, mark))
+        other_id, other = first
+        if other is not mark and other.topology != mark.topology:
+            return (
+                f"{nodeid}: topology {mark.name!r} ({mark.topology.describe()}) has the name of a different topology "
+                f"in {other_id} ({other.topology.describe()}); give one of them another name"
+            )
+    return ""
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -323,7 +419,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             mark_class=_mark_class(config),
         )
     except TopologyMarkError as err:
-        pytest.fail(str(err), pytrace=False)
+        error = str(err)
+    else:
+        error = _check_topology_name_shapes(config, metafunc.definition.nodeid, marks)
+    if error:  # outside the except block: the message is printed once, without "During handling..."
+        pytest.fail(error, pytrace=False)
     for name in (PARAM, "mh"):
         if name not in metafunc.fixturenames:
             metafunc.fixturenames.append(name)
@@ -369,6 +469,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     never = set(config.getoption("mh_not_topology") or [])
     exact = bool(config.getoption("mh_exact_topology"))
     xdist = config.pluginmanager.hasplugin("xdist")
+    if only:
+        _check_topology_names(only, items)
     kept: list[pytest.Item] = []
     deselected: list[pytest.Item] = []
     for item in items:
@@ -384,7 +486,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             else:
                 resolved = mh_session.resolve(mark)
                 if isinstance(resolved, str):
-                    item.add_marker(pytest.mark.skip(reason=resolved))
+                    item.add_marker(pytest.mark.skip(reason=_with_limit(config, resolved)))
                 elif exact and not mh_session.uses_whole_inventory(resolved):
                     deselected.append(item)
                     continue
@@ -400,6 +502,24 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if MARK_KEY in item.stash:
             groups.setdefault(item.stash[MARK_KEY].name, []).append(item)
     items[:] = plain + [item for group in groups.values() for item in group]
+
+
+def _with_limit(config: pytest.Config, reason: str) -> str:
+    """A skip reason that says when ``--mh-limit`` took hosts away: the inventory is bigger than it looks."""
+    limit = config.getoption("mh_limit")
+    return f"{reason} (with --mh-limit {limit!r}: only the hosts it matches are used)" if limit else reason
+
+
+def _check_topology_names(wanted: set[str], items: list[pytest.Item]) -> None:
+    """``--mh-topology NAME`` that no collected test has is a typo, not an empty selection."""
+    known = sorted({mark.name for mark in map(_item_mark, items) if mark is not None})
+    unknown = sorted(wanted - set(known))
+    if unknown:
+        names = ", ".join(repr(name) for name in unknown)
+        raise pytest.UsageError(
+            f"--mh-topology {names}: no collected test has this topology "
+            f"(known: {', '.join(known) if known else 'none, no collected test has a topology'})"
+        )
 
 
 # -- fixtures -------------------------------------------------------------------------------------
@@ -419,31 +539,60 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
         pytest.skip(request.config.stash.get(NO_INVENTORY_KEY, NO_INVENTORY))
     active = mh_session.enter(mark)
     if active.skip_reason:
-        pytest.skip(active.skip_reason)
+        pytest.skip(_with_limit(request.config, active.skip_reason))
     mh_session.check(active)
     fixture = mh_session.new_fixture(active)
     item.stash[FIXTURE_KEY] = fixture
     _check_require(item, fixture)
+    mode = _unreverted_mode(item)
     journal = mh_session.journal
-    start = len(journal.history)
+    start = (len(journal.history), len(journal.unreverted))
     hosts = list(dict.fromkeys(fixture.hosts))
     request.config.hook.pytest_mh_test_setup(item=item, hosts=hosts)
     journal.open("test")
     try:
         fixture._setup()
-    except BaseException:
-        # What setup changed is undone before the error is reported; the setup error is the one shown.
-        _finish_test(item, fixture, journal, start, setup_failed=True)
+    except BaseException as err:
+        # What setup changed is undone before the error is reported; a failing rollback is reported with it.
+        errors = _finish_test(item, fixture, journal, start, mode, setup_failed=True)
+        if errors and isinstance(err, Exception):
+            raise TeardownExceptionGroup(
+                f"{item.nodeid}: setup failed ({type(err).__name__}: {err}), and its rollback too", [err, *errors]
+            ) from None
         raise
     yield fixture
-    _finish_test(item, fixture, journal, start)
+    _finish_test(item, fixture, journal, start, mode)
     request.config.hook.pytest_mh_test_teardown(item=item, hosts=hosts)
 
 
+UNREVERTED_MODES = ("warn", "fail")
+
+
+def _unreverted_mode(item: pytest.Item) -> str:
+    """``@pytest.mark.mh_unreverted("fail")``, else the ini option ``mh_unreverted``."""
+    marker = item.get_closest_marker("mh_unreverted")
+    if marker is None:
+        return str(item.config.getini("mh_unreverted") or "warn")
+    value = marker.args[0] if marker.args else marker.kwargs.get("mode")
+    if value not in UNREVERTED_MODES:
+        raise MultihostError(f"{item.nodeid}: @pytest.mark.mh_unreverted takes 'warn' or 'fail', got {value!r}")
+    return str(value)
+
+
 def _finish_test(
-    item: pytest.Item, fixture: MultihostFixture, journal: RollbackJournal, start: int, *, setup_failed: bool = False
-) -> None:
-    """Tear the test's roles, utilities, controller and hosts down, then roll back its changes."""
+    item: pytest.Item,
+    fixture: MultihostFixture,
+    journal: RollbackJournal,
+    start: tuple[int, int],
+    mode: str,
+    *,
+    setup_failed: bool = False,
+) -> list[Exception]:
+    """Tear the test's roles, utilities, controller and hosts down, then roll back its changes.
+
+    :returns: The failures, when the setup failed (the caller reports them with the setup's error);
+        otherwise they are raised together.
+    """
     errors: list[Exception] = []
     if not setup_failed:
         try:
@@ -454,11 +603,52 @@ def _finish_test(
         journal.close("test")
     except TeardownExceptionGroup as group:
         errors.extend(group.exceptions)
-    lines = journal.history[start:]
+    lines = journal.history[start[0] :]
     if lines:
         item.add_report_section("teardown", "mh rollback", "\n".join(lines))
+    unreverted = [line for scope, line in journal.unreverted[start[1] :] if scope == "test"]
+    if unreverted:
+        item.add_report_section("teardown", UNREVERTED_SECTION, "\n".join(unreverted))
+        if mode == "fail":
+            listed = "\n  ".join(unreverted)
+            errors.append(
+                MultihostError(
+                    f"{item.nodeid}: {len(unreverted)} change(s) without an inverse (mh_unreverted = fail):\n  {listed}"
+                )
+            )
     if errors and not setup_failed:
         raise TeardownExceptionGroup(f"teardown of {item.nodeid}: {len(errors)} step(s) failed", errors)
+    return errors
+
+
+UNREVERTED_SECTION = "mh not reverted"
+
+
+class _UnrevertedSummary:
+    """Lists every change that was not reverted at the end of the run: per test (gathered from the
+    teardown reports, so xdist's controller sees its workers' too), and those of session and topology setups."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.found: list[tuple[str, str]] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "teardown":
+            return
+        for title, content in report.sections:
+            if title.endswith(f"{UNREVERTED_SECTION} teardown"):
+                self.found.extend((report.nodeid, line) for line in content.splitlines())
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        found = list(self.found)
+        mh_session = _session(self.config)
+        if mh_session is not None:
+            found += [(f"({scope} scope)", line) for scope, line in mh_session.journal.unreverted if scope != "test"]
+        if not found:
+            return
+        terminalreporter.write_sep("=", "pytest-mh-ansible: changes not reverted (no known inverse)", yellow=True)
+        for owner, line in found:
+            terminalreporter.write_line(f"{owner}: {line}")
 
 
 @pytest.fixture
@@ -481,22 +671,21 @@ def mh_topology_name(mh_topology_mark: TopologyMark | None) -> str | None:
 
 
 def _check_require(item: pytest.Item, fixture: MultihostFixture) -> None:
-    """``@pytest.mark.require(condition, reason)``: call condition with the fixtures it names."""
-    available: dict[str, Any] = {"mh": fixture, **fixture.fixtures}
+    """``@pytest.mark.require(condition, reason)``: call condition with the fixtures it names.
+
+    As in pytest-mh, the condition gets, by name, the topology's role fixtures, the test's other
+    fixtures already set up, and ``mh``; a ``**kwargs`` parameter receives all of them, and a
+    parameter with a default value is only passed when such a fixture exists.
+    """
+    funcargs = getattr(item, "funcargs", {})
+    available: dict[str, Any] = {**funcargs, **fixture.fixtures, "mh": fixture}
     for marker in item.iter_markers("require"):
         args = list(marker.args)
         condition = args[0] if args else marker.kwargs.get("condition")
         reason = args[1] if len(args) > 1 else marker.kwargs.get("reason", "")
         if not callable(condition):
             raise MultihostError(f"{item.nodeid}: @pytest.mark.require needs a callable condition, got {condition!r}")
-        params = inspect.signature(condition).parameters
-        missing = [name for name in params if name not in available]
-        if missing:
-            raise MultihostError(
-                f"{item.nodeid}: @pytest.mark.require condition asks for {', '.join(missing)}, "
-                f"which topology {fixture.topology_name!r} does not give"
-            )
-        outcome = condition(**{name: available[name] for name in params})
+        outcome = condition(**_require_arguments(item, fixture, condition, available))
         if isinstance(outcome, tuple):
             ok, why = bool(outcome[0]), str(outcome[1]) if len(outcome) > 1 and outcome[1] else str(reason)
         else:
@@ -505,7 +694,52 @@ def _check_require(item: pytest.Item, fixture: MultihostFixture) -> None:
             pytest.skip(why or f"requirement of {item.nodeid} not met")
 
 
+def _require_arguments(
+    item: pytest.Item, fixture: MultihostFixture, condition: Callable[..., Any], available: dict[str, Any]
+) -> dict[str, Any]:
+    """The keyword arguments of a ``require`` condition: what it names, all for ``**kwargs``, defaults left alone."""
+    try:
+        params = inspect.signature(condition).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: give it everything by name
+        return dict(available)
+    kinds = inspect.Parameter
+    if any(p.kind is kinds.VAR_KEYWORD for p in params):
+        return dict(available)
+    arguments: dict[str, Any] = {}
+    missing: list[str] = []
+    for param in params:
+        if param.kind in (kinds.VAR_POSITIONAL, kinds.POSITIONAL_ONLY):
+            continue
+        if param.name in available:
+            arguments[param.name] = available[param.name]
+        elif param.default is kinds.empty:
+            missing.append(param.name)
+    if missing:
+        raise MultihostError(
+            f"{item.nodeid}: @pytest.mark.require condition asks for {', '.join(missing)}, "
+            f"which topology {fixture.topology_name!r} does not give "
+            f"(it gives: {', '.join(sorted(available))})"
+        )
+    return arguments
+
+
 # -- life cycle -----------------------------------------------------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+) -> Generator[None, Any, Any]:
+    """Changes made by a session-scoped fixture belong to the session scope of the journal.
+
+    The fixture may first run during a test of some topology; without this, its changes would be
+    undone at the end of that test or topology while the fixture's value lives on.
+    """
+    mh_session = _session(request.config)
+    if mh_session is None or fixturedef.scope != "session":
+        return (yield)
+    with mh_session.journal.into("session"):
+        return (yield)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
     try:
@@ -534,6 +768,23 @@ def _mask_report(report: pytest.TestReport) -> None:
         if masked != text:
             report.longrepr = masked
     report.sections = [(title, secrets.mask(content)) for title, content in report.sections]
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own explanation, which would show the values
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, right: object) -> list[str] | None:
+    """A failed comparison that involves a secret shows ``<secret #1> == <secret #2>``.
+
+    Each secret keeps its own number, so the reader sees whether two masked values differ
+    without seeing either; pytest's own diff (which would show them) is not made.
+    """
+    shown_left, shown_right = secrets.describe(left), secrets.describe(right)
+    if shown_left is None and shown_right is None:
+        return None
+    return [
+        f"{shown_left if shown_left is not None else secrets.mask(repr(left))} {op} "
+        f"{shown_right if shown_right is not None else secrets.mask(repr(right))}",
+        "(secret values are shown by number: the same number is the same value)",
+    ]
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own teardown of the remaining fixtures (Ctrl-C)

@@ -124,19 +124,23 @@ class MultihostRole(Generic[HostT]):
         become: bool | None = None,
         revert_paths: Sequence[str] | None = None,
         teardown: str | None = None,
+        raise_on_error: bool | None = None,
     ) -> PlaybookResult:
         """Run a playbook limited to this role's host, with the inventory's variables.
 
         Example::
 
             result = server.playbook("playbooks/app_setup.yml", extra_vars={"app_port": 8080})
-            assert result.ok and result.changed_tasks
+            assert result.changed_tasks   # a failing playbook raises PlaybookError
 
         :param path: Relative to pytest's rootdir (then the ini ``mh_playbook_dir``), or absolute.
         :param check: Run in check mode (predict changes, make none).
         :param become: Force privilege escalation on (True) for the whole play.
         :param revert_paths: Paths the playbook changes: snapshotted before, restored at the end of the scope.
         :param teardown: A playbook that undoes this one, run at the end of the scope if anything changed.
+        :param raise_on_error: Raise when the playbook fails; None (the default) means yes, except with ``check=True``.
+        :raises PlaybookError: A task failed, a host was unreachable, or Ansible could not run the playbook
+            (a parse error): names the failed tasks, their hosts and Ansible's message.
         """
         return self.host.playbook(
             path,
@@ -147,6 +151,7 @@ class MultihostRole(Generic[HostT]):
             become=become,
             revert_paths=revert_paths,
             teardown=teardown,
+            raise_on_error=raise_on_error,
         )
 
     def setup(self) -> None:

@@ -97,6 +97,9 @@ step "lint: ruff, mypy --strict"
 "$PY/ruff" format --check .
 "$PY/mypy"
 
+step "docs: Sphinx, warnings as errors"
+bash scripts/docs.sh
+
 step "unit and functional tests: ansible-core 2.19, Python 3.11, pytest $("$PY/pytest" --version | awk '{print $2}')"
 "$PY/pytest" tests/unit tests/functional -n 2
 

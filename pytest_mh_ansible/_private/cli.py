@@ -1,4 +1,4 @@
-"""The ``pytest-mh-ansible`` command: ``lab up``, ``lab down``, ``lab status`` and ``lab inventory``."""
+"""The ``pytest-mh-ansible`` command: ``lab up|down|status|inventory``, ``replay`` and ``convert-mhc``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from pytest_mh_ansible._private.lab import registry
 from pytest_mh_ansible._private.lab.lab import Lab, LabHost, labs_root
 from pytest_mh_ansible._private.lab.spec import INIT_SYSTEMS, LabSpec, LabUserSpec
 from pytest_mh_ansible._private.lab.state import STATE_FILE
@@ -44,13 +47,42 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--package", action="append", default=[], metavar="PKG", help="make a package installable")
     up.add_argument("--user", metavar="NAME", help="create a non-root user with a password and sudo")
     up.add_argument("--password", action="store_true", help="give root a generated password too")
+    convert = commands.add_parser("convert-mhc", help="write a pytest-mh mhc.yaml as an Ansible inventory")
+    convert.add_argument("mhc", type=Path, help="the pytest-mh configuration (mhc.yaml)")
+    convert.add_argument("-o", "--output", type=Path, help="write the inventory here (default: stdout)")
+    convert.add_argument("--vault-password-file", help="encrypt passwords as vault values with this password file")
+    convert.add_argument(
+        "--no-host-key-checking",
+        action="store_true",
+        help="skip ssh host key checks, as pytest-mh does (adds ansible_ssh_common_args)",
+    )
+    convert.add_argument(
+        "--ssh-plugin",
+        choices=("ssh", "paramiko"),
+        default="ssh",
+        help="connection plugin of ssh hosts: ssh (OpenSSH, default) or paramiko (in-process, as pytest-mh)",
+    )
     for name, text in (
         ("down", "tear a lab down"),
-        ("status", "show a lab's hosts"),
+        ("status", "show a lab's hosts; without --name or --dir, list every lab that is up"),
         ("inventory", "print the path of a lab's inventory"),
     ):
         common(actions.add_parser(name, help=text))
+    replay = commands.add_parser(
+        "replay", help="replay a test's changes exported by --mh-export-playbooks (setup.yml, then changes.yml)"
+    )
+    replay.add_argument("directory", type=Path, metavar="ARTIFACT_DIR", help="the test's artifacts directory")
+    replay.add_argument("--revert", action="store_true", help="run revert.yml instead (what the rollback ran)")
+    replay.add_argument("--secrets", type=Path, metavar="FILE", help="a YAML file with the mh_secret_N values")
     return parser
+
+
+def _directory(args: argparse.Namespace) -> Path:
+    """Where the lab named by --dir or --name (default 'lab') lives: --dir, the registry, or the labs root."""
+    if args.dir is not None:
+        return Path(args.dir)
+    name = args.name or "lab"
+    return registry.lookup(name) or labs_root() / name
 
 
 def _spec(args: argparse.Namespace) -> LabSpec:
@@ -76,7 +108,7 @@ def _spec(args: argparse.Namespace) -> LabSpec:
 def _lab_to_bring_up(args: argparse.Namespace) -> Lab:
     """``lab up --name X`` alone re-ups the recorded lab X as it was; any spec option gives a new spec."""
     spec_options = (args.spec, args.host, args.subnet, args.init, args.package, args.user, args.password)
-    directory = args.dir or labs_root() / (args.name or "lab")
+    directory = _directory(args)
     if not any(spec_options) and (directory / STATE_FILE).exists():
         return Lab.from_directory(directory)
     spec = _spec(args)
@@ -85,7 +117,7 @@ def _lab_to_bring_up(args: argparse.Namespace) -> Lab:
 
 def _lab(args: argparse.Namespace) -> Lab:
     """The lab named by --dir or --name (its recorded spec), for down/status/inventory."""
-    directory = args.dir or labs_root() / (args.name or "lab")
+    directory = _directory(args)
     try:
         return Lab.from_directory(directory)
     except LabError:
@@ -94,12 +126,38 @@ def _lab(args: argparse.Namespace) -> Lab:
         raise
 
 
+def _labs_up() -> list[Lab]:
+    """Every lab with a recorded state: those in the registry, and older ones under the labs root."""
+    directories = dict.fromkeys(registry.entries().values())
+    if labs_root().is_dir():
+        directories.update(dict.fromkeys(p.parent for p in sorted(labs_root().glob(f"*/{STATE_FILE}"))))
+    labs = []
+    for directory in directories:
+        try:
+            labs.append(Lab.from_directory(directory))
+        except LabError:  # brought down meanwhile, or a stale registry entry
+            continue
+    return sorted(labs, key=lambda lab: lab.spec.name)
+
+
+def _labs_table(labs: Sequence[Lab]) -> str:
+    rows = [("LAB", "HOSTS", "RUNNING", "DIRECTORY")]
+    for lab in labs:
+        hosts = lab.status()
+        rows.append((lab.spec.name, str(len(hosts)), str(sum(h.running for h in hosts)), str(lab.directory)))
+    return _columns(rows)
+
+
 def _table(hosts: Sequence[LabHost]) -> str:
     rows = [("HOST", "ROLES", "ADDRESS", "INIT", "PID", "RUNNING")]
     rows += [
         (h.name, ",".join(h.roles) or "-", h.address, h.init, str(h.pid or "-"), "yes" if h.running else "no")
         for h in hosts
     ]
+    return _columns(rows)
+
+
+def _columns(rows: Sequence[tuple[str, ...]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
 
@@ -107,7 +165,13 @@ def _table(hosts: Sequence[LabHost]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (1 for a lab error, with its message on stderr)."""
     args = _parser().parse_args(argv)
+    if args.command == "convert-mhc":
+        return _convert_mhc(args)
     try:
+        if args.command == "replay":
+            from pytest_mh_ansible._private.reporting.export import replay
+
+            return replay(args.directory, revert=args.revert, secrets_file=args.secrets)
         if args.action == "up":
             lab = _lab_to_bring_up(args)
             started = time.monotonic()
@@ -119,14 +183,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             if lab.passwords_path.exists():
                 print(f"passwords:  {lab.passwords_path}")
         elif args.action == "down":
-            directory = args.dir or labs_root() / (args.name or "lab")
+            directory = _directory(args)
             if not directory.exists():
+                if args.dir is None:  # a registry entry whose directory was removed by hand
+                    with registry.locked(args.name or "lab"):
+                        registry.unregister(args.name or "lab", directory)
                 print(f"no lab at {directory}: nothing to do")
                 return 0
             started = time.monotonic()
             lab = _lab(args)
             lab.down()
             print(f"lab {lab.spec.name!r} is down in {time.monotonic() - started:.2f} s")
+        elif args.action == "status" and args.name is None and args.dir is None:
+            labs = _labs_up()
+            print(_labs_table(labs) if labs else "no lab is up")
         elif args.action == "status":
             lab = _lab(args)
             print(_table(lab.status()))
@@ -136,6 +206,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MultihostError as err:
         print(f"pytest-mh-ansible: error: {err}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _convert_mhc(args: argparse.Namespace) -> int:
+    """``convert-mhc``: the inventory on stdout (or ``-o``), each warning on stderr; 1 on a bad file."""
+    from pytest_mh_ansible._private.mhc import convert_mhc, dump_inventory
+
+    source = str(args.mhc)
+    try:
+        data = yaml.safe_load(args.mhc.read_text())
+        encrypt = None
+        if args.vault_password_file:
+            from pytest_mh_ansible._private.ansible.vault import vault_encrypter
+
+            encrypt = vault_encrypter(args.vault_password_file)
+        conversion = convert_mhc(
+            data,
+            source=source,
+            encrypt=encrypt,
+            host_key_checking=not args.no_host_key_checking,
+            ssh_plugin=args.ssh_plugin,
+        )
+    except (OSError, yaml.YAMLError, ValueError, MultihostError) as err:
+        print(f"pytest-mh-ansible: convert-mhc: {source}: {err}" if source not in str(err) else
+              f"pytest-mh-ansible: convert-mhc: {err}", file=sys.stderr)  # fmt: skip
+        return 1
+    for line in conversion.warnings:
+        print(f"pytest-mh-ansible: convert-mhc: warning: {line}", file=sys.stderr)
+    text = dump_inventory(conversion, args.mhc.name)
+    if args.output:
+        args.output.write_text(text)
+    else:
+        sys.stdout.write(text)
     return 0
 
 

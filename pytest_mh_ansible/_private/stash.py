@@ -13,9 +13,19 @@ import pytest
 if TYPE_CHECKING:
     from ..marks import TopologyMark
     from ..multihost import MultihostFixture
+    from ..registry import Registry
     from .session.session import MultihostSession
 
-__all__ = ["FIXTURES_KEY", "FIXTURE_KEY", "LAB_KEY", "MARK_KEY", "NO_INVENTORY_KEY", "SESSION_KEY"]
+__all__ = [
+    "FIXTURES_KEY",
+    "FIXTURE_KEY",
+    "LAB_KEY",
+    "MARK_KEY",
+    "NO_INVENTORY_KEY",
+    "REGISTRY_KEY",
+    "SESSION_KEY",
+    "TOPOLOGY_NAMES_KEY",
+]
 
 SESSION_KEY: pytest.StashKey[MultihostSession] = pytest.StashKey()
 """``config.stash``: the session, when an inventory was given."""
@@ -25,6 +35,12 @@ NO_INVENTORY_KEY: pytest.StashKey[str] = pytest.StashKey()
 
 FIXTURES_KEY: pytest.StashKey[set[str]] = pytest.StashKey()
 """``config.stash``: the role fixture names registered so far."""
+
+REGISTRY_KEY: pytest.StashKey[Registry] = pytest.StashKey()
+"""``config.stash``: the project's registrations when there is no session (no inventory), for its mark class."""
+
+TOPOLOGY_NAMES_KEY: pytest.StashKey[dict[str, tuple[str, TopologyMark]]] = pytest.StashKey()
+"""``config.stash``: each topology name seen at collection, with the first test that used it and its mark."""
 
 LAB_KEY: pytest.StashKey[Any] = pytest.StashKey()
 """``config.stash``: the lab brought up by ``--mh-lab`` (the controller tears it down)."""

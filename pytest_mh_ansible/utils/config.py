@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..utility import MultihostUtility
+from ._calls import run_module
 
 if TYPE_CHECKING:
     from ..host import MultihostHost  # noqa: F401 - in the base class as a string: host.py imports utils
@@ -25,7 +26,7 @@ class ConfigFiles(MultihostUtility["MultihostHost"]):
     """
 
     def _run(self, module: str, **kwargs: Any) -> bool:
-        return self.host.ansible.run(module, **{k: v for k, v in kwargs.items() if v is not None}).changed
+        return run_module(self.host, module, **kwargs)
 
     def ini(self, path: str, section: str | None, option: str, value: str | None) -> bool:
         """Set ``option`` in ``section`` of the ini file ``path`` (created when missing); ``value=None`` removes it."""

@@ -55,7 +55,8 @@ class Crashes(MultihostUtility["MultihostHost"]):
     """Core dumps and SELinux/AppArmor denials on the host since the test started.
 
     The plugin calls :meth:`check` after each test on the test's hosts and, by the ini option
-    ``mh_crashes = fail | warn | ignore`` (default ``warn``), fails the test or reports the findings.
+    ``mh_crashes = fail | warn | ignore`` (default ``ignore``, as the check costs commands on every host
+    after every test), fails the test or reports the findings.
     Cores are found by ``kernel.core_pattern``: ``coredumpctl list --since`` for systemd-coredump,
     else new files (``find -newermt``) in the pattern's directory (for a relative pattern: ``/``,
     ``/root``, ``/tmp``, ``/var/tmp`` and ``search_dirs``). A pipe to another handler cannot be seen:

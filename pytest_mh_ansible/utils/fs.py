@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .._private.rollback.inverses import SNAPSHOT_DIR
 from ..errors import MultihostError
 from ..utility import MultihostUtility
+from ._calls import run_module
 
 if TYPE_CHECKING:
     from ..host import MultihostHost
@@ -23,8 +24,8 @@ class FileSystem(MultihostUtility["MultihostHost"]):
     """Files and directories through Ansible modules; every change is undone at the end of its scope.
 
     Changes go through ``host.ansible`` (copy, file), so the rollback journal snapshots each path
-    before its first change and restores content, mode, owner and existence after the test (or
-    after the topology or session, for changes made in their setup).
+    before its first change and restores content, mode, owner and existence after the test (after
+    the topology for changes in ``topology_setup``; at the end of the session for ``pytest_setup``).
 
     Example::
 
@@ -43,7 +44,7 @@ class FileSystem(MultihostUtility["MultihostHost"]):
         self._snapshots: dict[str, list[str]] = {}
 
     def _run(self, module: str, **kwargs: Any) -> bool:
-        return self.host.ansible.run(module, **{k: v for k, v in kwargs.items() if v is not None}).changed
+        return run_module(self.host, module, **kwargs)
 
     # -- reading ------------------------------------------------------------------------------
     def read(self, path: str) -> str:
@@ -92,8 +93,9 @@ class FileSystem(MultihostUtility["MultihostHost"]):
     def append(self, path: str, contents: str, *, dedent: bool = True) -> bool:
         """Append ``contents`` to ``path`` (created when missing); undone after the test."""
         text = textwrap.dedent(contents).lstrip("\n") if dedent else contents
-        old = self.host.conn.run(f"cat -- {shlex.quote(path)}", raise_on_error=False)
-        current = old.stdout if old.rc == 0 else ""
+        # The sentinel keeps the file's last newline whatever a connection does with trailing newlines.
+        old = self.host.conn.run(f"cat -- {shlex.quote(path)} && echo .", raise_on_error=False)
+        current = old.stdout.rstrip("\n")[:-1] if old.rc == 0 else ""
         return self._run("ansible.builtin.copy", dest=path, content=current + text)
 
     def mkdir(self, path: str, *, mode: str | None = None, user: str | None = None, group: str | None = None) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -115,7 +116,7 @@ class TrafficControl(MultihostUtility["MultihostHost"]):
         result.throw()
 
     def _route_device(self, address: str) -> str:
-        out = self.host.conn.run(f"ip -o route get {address}").stdout
+        out = self.host.conn.run(f"ip -o route get {shlex.quote(address)}").stdout
         match = re.search(r"\bdev (\S+)", out)
         if not match:
             raise MultihostError(f"host {self.host.name!r}: no route to {address!r}: {out.strip()!r}")
@@ -124,7 +125,7 @@ class TrafficControl(MultihostUtility["MultihostHost"]):
     def _ensure_root(self, dev: str) -> _Device:
         if dev in self._devices:
             return self._devices[dev]
-        current = self.host.conn.run(f"tc qdisc show dev {dev} root").stdout.strip()
+        current = self.host.conn.run(f"tc qdisc show dev {shlex.quote(dev)} root").stdout.strip()
         if not is_default_root(current):
             raise MultihostError(
                 f"host {self.host.name!r}: device {dev!r} already has a root qdisc ({current!r}); "
@@ -138,9 +139,9 @@ class TrafficControl(MultihostUtility["MultihostHost"]):
 
     def _remove_root(self, dev: str) -> None:
         if self._devices.pop(dev, None) is not None:
-            current = self.host.conn.run(f"tc qdisc show dev {dev} root").stdout
+            current = self.host.conn.run(f"tc qdisc show dev {shlex.quote(dev)} root").stdout
             if not is_default_root(current):  # the add itself may have failed
-                self.host.conn.run(f"tc qdisc del dev {dev} root")
+                self.host.conn.run(f"tc qdisc del dev {shlex.quote(dev)} root")
 
 
 def is_default_root(show: str) -> bool:
@@ -151,6 +152,7 @@ def is_default_root(show: str) -> bool:
 def shape_commands(dev: str, shape: _Shape) -> list[str]:
     """The ``tc`` commands that (re)configure ``shape``: its htb class, a netem leaf, filters (first time only)."""
     rate = shape.rate or UNLIMITED
+    dev = shlex.quote(dev)
     cmds = [f"tc class replace dev {dev} parent 1: classid 1:{shape.band} htb rate {rate} ceil {rate}"]
     if shape.delay_ms or shape.jitter_ms or shape.loss:
         args = ["netem"]
@@ -172,6 +174,7 @@ def shape_commands(dev: str, shape: _Shape) -> list[str]:
 
 def root_commands(dev: str) -> list[str]:
     """The root ``htb`` qdisc; unmatched traffic goes to class 1:1, which is not limited."""
+    dev = shlex.quote(dev)
     return [
         f"tc qdisc add dev {dev} root handle 1: htb default 1",
         f"tc class add dev {dev} parent 1: classid 1:1 htb rate {UNLIMITED} ceil {UNLIMITED}",

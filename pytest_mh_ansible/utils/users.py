@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .._private.secrets import secrets
 from ..errors import MultihostError
 from ..utility import MultihostUtility
+from ._calls import run_module
 
 if TYPE_CHECKING:
     from ..host import MultihostHost  # noqa: F401 - in the base class as a string: host.py imports utils
@@ -138,9 +139,7 @@ class Users(MultihostUtility["MultihostHost"]):
         return {"name": group, "gid": int(gid), "members": [m for m in members.split(",") if m]}
 
     def _user(self, name: str, **kwargs: Any) -> bool:
-        args = {k: v for k, v in kwargs.items() if v is not None}
-        return self.host.ansible.run("ansible.builtin.user", name=name, **args).changed
+        return run_module(self.host, "ansible.builtin.user", name=name, **kwargs)
 
     def _group(self, name: str, **kwargs: Any) -> bool:
-        args = {k: v for k, v in kwargs.items() if v is not None}
-        return self.host.ansible.run("ansible.builtin.group", name=name, **args).changed
+        return run_module(self.host, "ansible.builtin.group", name=name, **kwargs)

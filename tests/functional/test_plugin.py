@@ -386,6 +386,44 @@ def test_plugin__require_marker(project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*needs many servers*"])
 
 
+def test_plugin__require_marker_passes_kwargs_and_leaves_defaults_alone(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_req=PAIR
+        + textwrap.dedent("""
+        import functools
+
+        def named(client, wanted="client1", **rest):
+            return client.host.name == wanted
+
+        def many(minimum, servers=None):
+            return servers is not None and len(servers) >= minimum
+
+        @pytest.mark.topology(TRIO)
+        @pytest.mark.require(lambda **fixtures: {"client", "mh", "servers"} <= set(fixtures), "kwargs")
+        def test_kwargs(mh):
+            pass
+
+        @pytest.mark.topology(TRIO)
+        @pytest.mark.require(named, "default kept")
+        def test_default(mh):
+            pass
+
+        @pytest.mark.topology(TRIO)
+        @pytest.mark.require(functools.partial(many, 3), "partial: needs 3 servers")
+        def test_partial(mh):
+            pass
+
+        @pytest.mark.topology(TRIO)
+        @pytest.mark.require(lambda nothere: True, "missing")
+        def test_missing(mh):
+            pass
+    """)
+    )
+    result = project.runpytest_subprocess("-i", "hosts.ini", "-rs")
+    result.assert_outcomes(passed=2, skipped=1, errors=1)
+    result.stdout.fnmatch_lines(["*condition asks for nothere*", "*partial: needs 3 servers*"])
+
+
 def test_plugin__bad_inventory_path_is_a_usage_error(project: pytest.Pytester) -> None:
     project.makepyfile(test_x="def test_x(): pass")
     result = project.runpytest_subprocess("-i", "missing/hosts.ini")

@@ -418,6 +418,19 @@ def test_inventory__broken_yaml_names_the_file_and_the_parse_error(
     assert capfd.readouterr() == ("", "")
 
 
+@pytest.mark.parametrize("vars_file", ["group_vars/all.yml", "group_vars/client/main.yml", "host_vars/client1"])
+def test_inventory__unparsable_vars_file_is_reported_against_the_file(tmp_path: Path, vars_file: str) -> None:
+    write(tmp_path / "inventory" / "hosts.ini", "[client]\nclient1\n")
+    write(tmp_path / "inventory" / vars_file, "ok: 1\nbad: {\n")
+
+    with pytest.raises(InventoryError) as info:
+        Inventory.load(["inventory/hosts.ini"], basedir=str(tmp_path))
+
+    assert info.value.source == f"inventory/{vars_file}"
+    assert str(info.value).startswith(f"inventory/{vars_file}: cannot be parsed: YAML parsing failed")
+    assert "client1: variables cannot be read" not in str(info.value)
+
+
 def test_inventory__broken_ini_names_the_file_and_the_line(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     write(tmp_path / "hosts.ini", "[client]\nclient1 not-a-key-value\n")
 

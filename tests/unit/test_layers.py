@@ -10,7 +10,8 @@ the bottom (docs/architecture.md draws them):
 4. hosts, roles, utilities, topology marks;
 5. the session;
 6. reporting;
-7. the plugin, its hooks, the command line and the package facade.
+7. the plugin, its hooks, the command line and the package facade;
+8. the pytest-mh compatibility layer (``compat``), written against the public API above it.
 """
 
 from __future__ import annotations
@@ -26,14 +27,23 @@ PACKAGE = Path(__file__).resolve().parents[2] / "pytest_mh_ansible"
 LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (
         1,
-        ("errors", "topology", "playbook", "_private.secrets", "_private.teardown", "_private.ansible.executor_choice"),
+        (
+            "errors",
+            "topology",
+            "playbook",
+            "_private.secrets",
+            "_private.local_files",
+            "_private.teardown",
+            "_private.ansible.executor_choice",
+        ),
     ),
-    (2, ("conn", "_private.ansible", "_private.ansible.*", "lab", "_private.lab", "_private.lab.*")),
+    (2, ("conn", "_private.ansible", "_private.ansible.*", "lab", "_private.lab", "_private.lab.*", "_private.mhc")),
     (3, ("rollback", "modules", "_private.rollback", "_private.rollback.*")),
     (4, ("host", "role", "utility", "utils", "utils.*", "controller", "backup", "multihost", "marks", "registry")),
     (5, ("_private.session", "_private.session.*")),
     (6, ("_private.reporting", "_private.reporting.*", "_private.stash")),
-    (7, ("plugin", "hookspecs", "_private.cli", "_private", "__init__")),
+    (7, ("plugin", "hookspecs", "_private.cli", "_private.pytest_internals", "_private", "__init__")),
+    (8, ("compat", "compat.*")),
 ]
 
 

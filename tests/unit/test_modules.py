@@ -88,6 +88,11 @@ class FakeRecorder:
     def abort(self, token: object) -> None:
         self.log.append(f"abort {token}")
 
+    def called(
+        self, host: MultihostHost, module: str, args: Mapping[str, Any], *, become: bool | None, become_user: str | None
+    ) -> None:
+        self.log.append(f"called {module}")
+
 
 def _host() -> MultihostHost:
     return MultihostHost("server1", roles=("server",), domain="default", variables={"ansible_host": "10.0.0.1"})
@@ -257,7 +262,12 @@ def test_recorder__prepare_run_commit_in_order() -> None:
     recorder = FakeRecorder(log=[])
     modules = _modules({"changed": True}, recorder=recorder)
     modules.run("ansible.builtin.copy", dest="/etc/a", content="x", revert_paths=["/etc/a"])
-    assert recorder.log == ["prepare ansible.builtin.copy", "run ansible.builtin.copy", "commit token-1 changed=True"]
+    assert recorder.log == [
+        "prepare ansible.builtin.copy",
+        "run ansible.builtin.copy",
+        "commit token-1 changed=True",
+        "called ansible.builtin.copy",
+    ]
     assert recorder.prepared == [("server1", "ansible.builtin.copy", {"dest": "/etc/a", "content": "x"}, ["/etc/a"])]
 
 

@@ -33,3 +33,19 @@ def test_transport__paramiko_without_the_plugin_says_it_was_removed(monkeypatch:
     with pytest.raises(HostUnreachableError, match=r"mh-host.*'paramiko' was not found.*removed.*2\.21.*ssh"):
         conn.connect()
     assert not conn.connected
+
+
+def test_transport__staged_stdin_is_created_private_before_the_copy() -> None:
+    calls: list[tuple[str, str, int | None]] = []
+
+    class FakeConnection:
+        def exec_command(self, cmd: str, sudoable: bool = True) -> tuple[int, bytes, bytes]:
+            calls.append(("exec", cmd, None))
+            return 0, b"", b""
+
+        def put_file(self, local: str, remote: str) -> None:
+            calls.append(("put", remote, os.stat(local).st_mode & 0o777))
+
+    remote = transport.AnsibleTransport._stage_input(object(), FakeConnection(), b"a password")  # type: ignore[arg-type]
+    assert remote.startswith("/tmp/.mh-stdin-")
+    assert calls == [("exec", f"umask 077; : > {remote}", None), ("put", remote, 0o600)]

@@ -19,11 +19,10 @@ from ansible.utils.collection_loader import AnsibleCollectionConfig
 from ansible.vars.manager import VariableManager
 
 from ...errors import InventoryError
-from ..secrets import is_secret_name, secrets
+from ..secrets import secrets
 from . import compat
 from .vault import (
     VaultSecrets,
-    add_secret_leaves,
     check_inline_vault,
     check_vaulted_vars_files,
     decrypt_value,
@@ -477,12 +476,3 @@ def _plain(value: Any) -> Any:
 def _add_secret_vars(variables: Mapping[str, Any]) -> None:
     """Register values of secret-named variables, at any depth."""
     secrets.add_from_vars(variables)
-    for key, value in variables.items():
-        if isinstance(value, Mapping):
-            _add_secret_vars(value)
-        elif isinstance(value, list):
-            if is_secret_name(str(key)):
-                add_secret_leaves(value)
-            for item in value:
-                if isinstance(item, Mapping):
-                    _add_secret_vars(item)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...errors import MultihostError
+from ...errors import MultihostError, PlaybookError
 from ...playbook import PlaybookHostStats, PlaybookResult, TaskResult
 from ..secrets import secrets
 from .collection import collections_dir
@@ -39,6 +40,7 @@ class PlaybookRunner:
     vault_password_files: tuple[str, ...] = ()
     search_dirs: tuple[str, ...] = ()
     recorder: JournalRecorder | None = None
+    vault_ids: tuple[str, ...] = ()  # ``label@file``, as ansible-playbook's --vault-id (files absolute)
 
     def resolve(self, path: str) -> Path:
         """An absolute playbook path: as given, else against each search dir (rootdir, mh_playbook_dir)."""
@@ -46,11 +48,11 @@ class PlaybookRunner:
         if candidate.is_absolute():
             if candidate.is_file():
                 return candidate
-        else:
-            for base in self.search_dirs:
-                full = Path(base) / candidate
-                if full.is_file():
-                    return full.resolve()
+            raise MultihostError(f"playbook {path!r} not found")
+        for base in self.search_dirs:
+            full = Path(base) / candidate
+            if full.is_file():
+                return full.resolve()
         where = ", ".join(self.search_dirs) or "."
         raise MultihostError(f"playbook {path!r} not found (looked in {where})")
 
@@ -66,6 +68,7 @@ class PlaybookRunner:
         become: bool | None = None,
         revert_paths: Sequence[str] | None = None,
         teardown: str | None = None,
+        raise_on_error: bool | None = None,
     ) -> PlaybookResult:
         """Run a playbook on ``hosts`` and record how to undo what it changed.
 
@@ -73,7 +76,39 @@ class PlaybookRunner:
         (``revert_paths``: snapshot before, restore after the scope) and/or a ``teardown``
         playbook (run at the end of the scope). A change covered by neither is logged as not
         reverted, for the host backup (or the drift check) to catch.
+
+        :param raise_on_error: Raise :class:`~pytest_mh_ansible.errors.PlaybookError` when the
+            playbook fails or cannot be run; None means yes, except in check mode.
+        :raises PlaybookError: See ``raise_on_error``; the undo of what changed is recorded first.
         """
+        result = self._run_recorded(
+            path,
+            hosts,
+            extra_vars=extra_vars,
+            tags=tags,
+            skip_tags=skip_tags,
+            check=check,
+            become=become,
+            revert_paths=revert_paths,
+            teardown=teardown,
+        )
+        if (not check if raise_on_error is None else raise_on_error) and not result.ok:
+            raise PlaybookError(path, [host.name for host in hosts], failure_message(result), result)
+        return result
+
+    def _run_recorded(
+        self,
+        path: str,
+        hosts: Sequence[MultihostHost],
+        *,
+        extra_vars: Mapping[str, Any] | None,
+        tags: Sequence[str] | None,
+        skip_tags: Sequence[str] | None,
+        check: bool,
+        become: bool | None,
+        revert_paths: Sequence[str] | None,
+        teardown: str | None,
+    ) -> PlaybookResult:
         recorder = None if check else self.recorder
         if teardown is not None:
             self.resolve(teardown)  # a wrong teardown path is an error now, not at the end of the scope
@@ -98,6 +133,13 @@ class PlaybookRunner:
             raise
         if recorder is None:
             return result
+        recorder.journal.log_call(
+            ",".join(host.name for host in hosts),
+            "playbook",
+            str(self.resolve(path)),
+            {"extra_vars": dict(extra_vars or {}), "tags": list(tags or []), "skip_tags": list(skip_tags or [])},
+            become=become,
+        )
         changed = {task.host for task in result.changed_tasks}
         for host, finish in finishes:
             finish(host.name in changed, f"playbook {path} (revert_paths: {', '.join(revert_paths or [])})")
@@ -107,6 +149,13 @@ class PlaybookRunner:
 
             def undo() -> None:
                 outcome = self.run(teardown, names, extra_vars=extra_vars, become=become)
+                recorder.journal.log_call(
+                    ",".join(names),
+                    "playbook",
+                    str(self.resolve(teardown)),
+                    {"extra_vars": dict(extra_vars or {}), "tags": [], "skip_tags": []},
+                    become=become,
+                )
                 if not outcome.ok:
                     failed = (
                         "; ".join(f"{t.host}: {t.task}: {t.msg}" for t in outcome.failed_tasks) or f"rc {outcome.rc}"
@@ -140,6 +189,8 @@ class PlaybookRunner:
 
         playbook = self.resolve(path)
         cmdline: list[str] = []
+        for vault_id in self.vault_ids:
+            cmdline += ["--vault-id", vault_id]
         for vault_file in self.vault_password_files:
             cmdline += ["--vault-password-file", str(Path(vault_file).resolve())]
         if check:
@@ -157,7 +208,14 @@ class PlaybookRunner:
         private = tempfile.mkdtemp(prefix="mh-playbook-")
         # Own ssh multiplexing sockets: the session's connections never share a master with the playbook.
         env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = os.path.join(private, "cp")
-        log.info("playbook %s on %s (extra vars: %s)", playbook, ", ".join(hosts), secrets.mask_data(extra_vars or {}))
+        # Secret-named extra vars and the vault values of the playbook's own vars files are secrets like
+        # the inventory's: masked in the playbook's output too.
+        secrets.add_from_vars(extra_vars or {})
+        from .vault import register_playbook_vault_values  # imports ansible: not before a playbook runs
+
+        register_playbook_vault_values(str(playbook.parent))
+        shown = secrets.mask_data(dict(extra_vars or {}), values=True)
+        log.info("playbook %s on %s (extra vars: %s)", playbook, ", ".join(hosts), shown)
         try:
             runner = ansible_runner.run(
                 private_data_dir=private,
@@ -167,7 +225,7 @@ class PlaybookRunner:
                 extravars=dict(extra_vars or {}),
                 tags=",".join(tags) if tags else None,
                 skip_tags=",".join(skip_tags) if skip_tags else None,
-                cmdline=" ".join(cmdline) or None,
+                cmdline=shlex.join(cmdline) or None,
                 envvars=env,
                 quiet=True,
                 suppress_env_files=True,
@@ -204,6 +262,21 @@ class PlaybookRunner:
             if line.strip():
                 log.debug("%s", line)
         return PlaybookResult(str(playbook), rc, stats, tuple(changed), tuple(failed), stdout)
+
+
+def failure_message(result: PlaybookResult) -> str:
+    """What went wrong in words: each failed task (host, task, Ansible's message), else Ansible's own error."""
+    if result.failed_tasks:
+        return "; ".join(
+            f"{task.host}: task {task.task!r} ({task.action}): {task.msg or 'failed'}" for task in result.failed_tasks
+        )
+    dark = [host for host, stats in result.stats.items() if stats.unreachable]
+    if dark:
+        return f"unreachable: {', '.join(dark)}"
+    lines = [line.rstrip() for line in result.stdout.splitlines() if line.strip()]
+    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("ERROR!", "[ERROR]"))), None)
+    shown = lines[start : start + 12] if start is not None else lines[-12:]
+    return "\n".join(shown) or "ansible-playbook gave no output"
 
 
 def _stats(raw: Mapping[str, Mapping[str, int]]) -> dict[str, PlaybookHostStats]:

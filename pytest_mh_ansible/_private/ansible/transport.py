@@ -233,7 +233,7 @@ class AnsibleTransport:
         transport = getattr(ssh_client, "get_transport", lambda: None)()
         sock = getattr(transport, "sock", None)
         if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
-            # Nagle plus delayed ACK costs ~45 ms per command on paramiko (LAB.md §5).
+            # Nagle plus delayed ACK cost ~45 ms per back-to-back command on paramiko, measured on lab hosts.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     @staticmethod
@@ -379,7 +379,8 @@ class AnsibleTransport:
                     payload = f"exec </dev/null\n{payload}"
                 elif not conn.has_pipelining and not _is_paramiko(conn):  # exec_command takes no stdin data
                     staged = self._stage_input(conn, input)
-                    payload = f"exec <{shlex.quote(staged)}\n{payload}"
+                    # chmod again: whatever the transfer did to the mode, the data is only the user's
+                    payload = f"chmod 0600 {shlex.quote(staged)}; exec <{shlex.quote(staged)}\n{payload}"
                     in_data = None
                 if timeout is not None:
                     payload = f"timeout -k {KILL_AFTER} {_seconds(timeout)} {executable} -c {shlex.quote(payload)}"
@@ -450,7 +451,12 @@ class AnsibleTransport:
         return None
 
     def _stage_input(self, conn: Any, data: bytes) -> str:
+        """Copy stdin data (it can be a password) to a file on the host that only the login user can read.
+
+        The file is created empty with mode 0600 before the copy, which writes into it and keeps the mode.
+        """
         remote = f"/tmp/.mh-stdin-{uuid.uuid4().hex}"
+        conn.exec_command(f"umask 077; : > {shlex.quote(remote)}", sudoable=False)
         with tempfile.NamedTemporaryFile(prefix="mh-stdin-") as local:
             local.write(data)
             local.flush()

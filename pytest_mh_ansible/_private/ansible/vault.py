@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ansible import constants as C
@@ -38,7 +38,9 @@ __all__ = [
     "is_vault_encrypted_file",
     "load_vault_secrets",
     "origin_of",
+    "register_playbook_vault_values",
     "vault_context",
+    "vault_encrypter",
 ]
 
 VaultSecrets = list[tuple[str, VaultSecret]]
@@ -196,11 +198,13 @@ def check_vaulted_vars_files(
     vault_secrets: VaultSecrets,
     base: str,
 ) -> None:
-    """Decrypt whole-file vaults in group_vars/host_vars up front, to name the file that fails.
+    """Read the group_vars/host_vars files up front, to name the file that fails.
 
-    ansible-core reports "A vault password must be specified to decrypt data." without the
-    file. Only files that Ansible will load are checked: ``names`` maps ``group_vars`` and
-    ``host_vars`` to the groups and hosts of the inventory.
+    Whole-file vaults are decrypted (ansible-core reports "A vault password must be specified
+    to decrypt data." without the file) and every other vars file is parsed (ansible-core
+    reports a YAML error against the first host that reads it). Only files that Ansible will
+    load are checked: ``names`` maps ``group_vars`` and ``host_vars`` to the groups and hosts of
+    the inventory.
     """
     for inventory_dir in sorted(set(inventory_dirs)):
         for kind, known in names.items():
@@ -220,6 +224,20 @@ def check_vaulted_vars_files(
                     if is_vault_encrypted_file(file):
                         check_vaulted_file(file, display_path(file, base), vault_secrets)
                         add_secret_leaves(loader.load_from_file(file, unsafe=True))
+                    elif os.path.splitext(file)[1] in _VARS_EXTENSIONS:
+                        _check_parses(loader, file, display_path(file, base))
+
+
+_VARS_EXTENSIONS = ("", ".yml", ".yaml", ".json")
+
+
+def _check_parses(loader: DataLoader, path: str, label: str) -> None:
+    """Parse a vars file now: Ansible would report its syntax error later against a host, not the file."""
+    try:
+        loader.load_from_file(path, unsafe=True)
+    except AnsibleError as err:
+        message = " ".join(str(err.message).split())
+        raise InventoryError(label, f"cannot be parsed: {secrets.mask(message)}") from None
 
 
 def check_inline_vault(value: Any, key: str, vault_secrets: VaultSecrets, host: str, base: str) -> None:
@@ -266,3 +284,85 @@ def add_secret_leaves(data: Any) -> None:
     elif isinstance(data, str):
         # strings only: masking every '389' of a vaulted port would mangle all output
         secrets.add(str(data))
+
+
+def vault_encrypter(password_file: str) -> Callable[[str], str]:
+    """A function that encrypts a string as ``ansible-vault encrypt_string`` does, with ``password_file``.
+
+    The file is read (or run, when executable) as ``ansible-vault`` would.
+
+    :raises InventoryError: The password file cannot be read or run.
+    """
+    loader = DataLoader()
+    secrets_ = load_vault_secrets(loader, [password_file], [])
+    _label, secret = secrets_[0]
+
+    def encrypt(value: str) -> str:
+        encrypted: bytes = VaultLib(secrets_).encrypt(value, secret)
+        return encrypted.decode()
+
+    return encrypt
+
+
+_PLAYBOOK_VARS_DIRS = ("vars", "group_vars", "host_vars")
+_MAX_SCANNED = 500
+
+
+def _playbook_vars_files(directory: str) -> Iterator[str]:
+    """The files next to a playbook that it may load vars from: its dir, vars/, group_vars/, host_vars/, roles."""
+    roots = [os.path.join(directory, sub) for sub in _PLAYBOOK_VARS_DIRS]
+    roles = os.path.join(directory, "roles")
+    if os.path.isdir(roles):
+        for role in sorted(os.listdir(roles)):
+            roots += [os.path.join(roles, role, "vars"), os.path.join(roles, role, "defaults")]
+    with contextlib.suppress(OSError):
+        for entry in sorted(os.listdir(directory)):
+            full = os.path.join(directory, entry)
+            if os.path.isfile(full) and os.path.splitext(entry)[1] in (".yml", ".yaml"):
+                yield full
+    for root in roots:
+        for top, _, files in sorted(os.walk(root)):
+            for name in sorted(files):
+                if os.path.splitext(name)[1] in _VARS_EXTENSIONS:
+                    yield os.path.join(top, name)
+
+
+def _add_encrypted_values(data: Any) -> None:
+    if isinstance(data, EncryptedString):
+        decrypt_value(data)
+    elif isinstance(data, Mapping):
+        for value in data.values():
+            _add_encrypted_values(value)
+    elif isinstance(data, list | tuple):
+        for item in data:
+            _add_encrypted_values(item)
+
+
+def register_playbook_vault_values(directory: str) -> None:
+    """Register as secrets the vault values a playbook in ``directory`` may load (its vars files, its roles').
+
+    ``ansible-playbook`` decrypts them in its own process; without this, a task that prints one
+    would show it in the playbook's output. Files that cannot be read or decrypted are left for
+    ``ansible-playbook`` to report.
+    """
+    context = VaultSecretsContext.current(optional=True)
+    vault_secrets = list(context.secrets) if context is not None else []
+    if not vault_secrets:
+        return
+    loader = DataLoader()
+    loader.set_vault_secrets(vault_secrets)
+    for count, path in enumerate(_playbook_vars_files(directory)):
+        if count >= _MAX_SCANNED:
+            break
+        try:
+            with open(path, "rb") as file:
+                if b"$ANSIBLE_VAULT" not in file.read(4_000_000):
+                    continue
+            with vault_context(vault_secrets):
+                data = loader.load_from_file(path, unsafe=True)
+                if is_vault_encrypted_file(path):
+                    add_secret_leaves(data)
+                else:
+                    _add_encrypted_values(data)
+        except (OSError, AnsibleError):
+            continue

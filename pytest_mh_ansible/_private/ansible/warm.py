@@ -442,9 +442,14 @@ class _AgentPool:
                 answer, out, err = agent.run(header, payload)
             except _AgentLost as err:
                 slot.agent = None
-                self._lost(slot, label, str(err))
                 with contextlib.suppress(Exception):
                     agent.channel.close(wait=0.5)
+                failure = _connection_failure(action)
+                if failure is not None:
+                    # The host went away, not just the agent: Ansible reports this as unreachable (as
+                    # on the standard path), and the lost agent does not count against the warm path.
+                    raise failure from err
+                self._lost(slot, label, str(err))
                 # The payload may or may not have run: report it like a module that was killed.
                 message = (
                     f"pytest-mh-ansible: the warm agent on {label} ended during this module call ({err}); "
@@ -513,6 +518,25 @@ class _AgentPool:
             (time.monotonic() - started) * 1000,
         )
         return agent
+
+
+def _connection_failure(action: Any) -> Exception | None:
+    """After an agent was lost mid-call: the connection failure that explains it, or None if the host answers.
+
+    One cheap command over the task's own connection plugin tells a killed agent (the host still
+    answers) from a lost host (sshd gone, the network down). The plugin raises Ansible's
+    ``AnsibleConnectionFailure`` then, which the task executor turns into an unreachable result.
+    """
+    from ansible.errors import AnsibleConnectionFailure
+
+    failure: Exception | None = None
+    try:
+        compat.action_connection(action).exec_command("true", sudoable=False)
+    except AnsibleConnectionFailure as err:
+        failure = err
+    except Exception as err:  # a plugin that fails otherwise: treat it as a lost host, with its message
+        failure = AnsibleConnectionFailure(f"the connection failed after the warm agent was lost: {err}")
+    return failure
 
 
 def _transport_name(conn: Any) -> str:

@@ -103,6 +103,10 @@ class HostLayer:
         for directory in hidden:
             if not any(directory != other and directory.startswith(other + "/") for other in hidden):
                 self.opaque(directory)
+        # The machine's own rollback snapshots (from runs with the local connection) are not the
+        # host's, and overlayfs cannot rename a new snapshot directory into a lower-layer one (EXDEV).
+        if Path("/var/lib/mh-ansible").exists():
+            self.whiteout("/var/lib/mh-ansible")
         # Hosts behave like ordinary machines: package installs may start their services.
         if Path("/usr/sbin/policy-rc.d").exists():
             self.whiteout("/usr/sbin/policy-rc.d")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, final
 
 import yaml
+
+from pytest_mh_ansible._private import local_files
 
 __all__ = ["InventoryHost", "render_inventory", "render_known_hosts", "render_ssh_config", "write_private"]
 
@@ -25,14 +26,13 @@ class InventoryHost:
     vars: Mapping[str, Any]
 
 
-def ssh_common_args(known_hosts: Path, control_dir: Path) -> str:
+def ssh_common_args(known_hosts: Path) -> str:
     """Pin the lab's host keys.
 
     No ``ControlPath`` here: every user of the inventory (pytest-mh-ansible's transport, a playbook
     run, ``ansible`` by hand) keeps its own multiplexing sockets, so that one closing its master
-    never cuts another's session. ``control_dir`` serves ``ssh -F ssh_config`` only.
+    never cuts another's session.
     """
-    del control_dir
     return f"-o UserKnownHostsFile={known_hosts} -o StrictHostKeyChecking=yes -o GlobalKnownHostsFile=/dev/null"
 
 
@@ -43,12 +43,11 @@ def render_inventory(
     hosts: Sequence[InventoryHost],
     key_path: Path,
     known_hosts: Path,
-    control_dir: Path,
     user: Mapping[str, str] | None,
     root_password: str | None,
 ) -> str:
     """An Ansible YAML inventory: one group per role, plus ``lab_<name>`` with every host."""
-    common = ssh_common_args(known_hosts, control_dir)
+    common = ssh_common_args(known_hosts)
     host_entries: dict[str, dict[str, Any]] = {}
     for host in hosts:
         entry: dict[str, Any] = {
@@ -108,9 +107,6 @@ def render_known_hosts(hosts: Sequence[InventoryHost]) -> str:
     return "".join(f"{h.name},{h.address} {h.host_key}\n" for h in hosts)
 
 
-def write_private(path: Path, content: str, mode: int = 0o600) -> None:
-    """Write a file that may hold secrets, never readable by others even for a moment."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w") as f:
-        f.write(content)
-    os.chmod(path, mode)
+def write_private(path: Path, content: str | bytes, mode: int = 0o600) -> None:
+    """Write a file that may hold secrets, never readable by others even for a moment, never through a symlink."""
+    local_files.write_private(path, content, mode)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import secrets
 import shutil
@@ -16,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, final
 
-from pytest_mh_ansible._private.lab import network
+from pytest_mh_ansible._private.lab import network, registry
 from pytest_mh_ansible._private.lab.boot import host_keys, launch_host, prepare_layers, wait_ready
 from pytest_mh_ansible._private.lab.inventory import (
     InventoryHost,
@@ -38,7 +37,8 @@ from pytest_mh_ansible._private.lab.system import (
     run,
 )
 from pytest_mh_ansible._private.lab.teardown import mounts_under, remove_cgroups, stop_hosts
-from pytest_mh_ansible.errors import LabError, TeardownExceptionGroup
+from pytest_mh_ansible._private.local_files import open_private, private_dir
+from pytest_mh_ansible.errors import LabError, TeardownExceptionGroup, UnsafePathError
 
 __all__ = ["DEFAULT_ROOT", "ENV_ROOT", "Lab", "LabHost", "labs_root"]
 
@@ -70,8 +70,8 @@ class LabHost:
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as lock:
+    private_dir(path.parent, 0o755)
+    with os.fdopen(open_private(path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
@@ -140,14 +140,6 @@ class Lab:
     @property
     def _cache_dir(self) -> Path:
         return labs_root() / "cache" / "debs"
-
-    def _control_dir(self) -> Path:
-        # ssh's ControlPath must fit in a unix socket path (108 bytes) with a 40-character %C hash.
-        candidate = self._directory / "cp"
-        if len(str(candidate)) + 41 <= 100:
-            return candidate
-        digest = hashlib.sha256(str(self._directory).encode()).hexdigest()[:12]
-        return Path(f"/tmp/pytest-mh-ansible-cp-{digest}")
 
     # -- state -------------------------------------------------------------------------------------------
     def _state(self) -> LabState | None:
@@ -223,7 +215,20 @@ class Lab:
         check_machine()
         if any(self.spec.init_of(h) == "systemd" for h in self.spec.hosts):
             check_systemd()
-        with self._lock():
+        try:
+            return self._up_locked()
+        except UnsafePathError as err:
+            raise LabError(f"lab {self.spec.name!r}: {err}") from None
+
+    def _up_locked(self) -> Lab:
+        with registry.locked(self.spec.name), self._lock():
+            elsewhere = registry.lookup(self.spec.name)
+            if elsewhere is not None and elsewhere != self._directory and (elsewhere / STATE_FILE).exists():
+                # the name's bridge, netns and cgroups are taken by the lab there
+                raise LabError(
+                    f"lab {self.spec.name!r} is already up in {elsewhere}: bring it down first "
+                    f"(pytest-mh-ansible lab down --name {self.spec.name})"
+                )
             state = self._state()
             if state is not None:
                 if state.spec == self.spec.to_dict() and self.is_up:
@@ -244,9 +249,8 @@ class Lab:
     @contextmanager
     def _lock(self) -> Iterator[None]:
         """Serialise up/down of labs sharing a parent directory (flock on the directory: no lock file left)."""
-        parent = self._directory.parent
-        parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+        parent = private_dir(self._directory.parent, 0o755)
+        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -255,7 +259,7 @@ class Lab:
 
     def _up(self) -> None:
         spec, names, directory = self.spec, self.names, self._directory
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory, 0o755)
         os.chmod(directory, 0o755)
         debs = ensure_packages(spec.packages, self._cache_dir) if spec.packages else []
         if not self.key_path.exists():
@@ -263,11 +267,9 @@ class Lab:
                  "-f", str(self.key_path)], what=f"lab {spec.name!r}: creating the client key")  # fmt: skip
         passwords = self._passwords()
         init_script = directory / "bin" / "lab-init"
-        init_script.parent.mkdir(exist_ok=True)
-        shutil.copyfile(_INIT_SCRIPT, init_script)
-        os.chmod(init_script, 0o755)
-        control_dir = self._control_dir()
-        control_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # run as root in every host: written only into a directory nobody else can change
+        private_dir(init_script.parent, 0o755)
+        write_private(init_script, _INIT_SCRIPT.read_bytes(), 0o755)
 
         with _locked(labs_root() / ".network.lock"):
             subnet = choose_subnet(spec.subnet, taken_networks(), lab=spec.name)
@@ -279,10 +281,10 @@ class Lab:
                 bridge=names.bridge,
                 hosts=tuple(hosts),
                 cgroup=self._make_cgroups(hosts),
-                control_dir=str(control_dir),
                 secrets=passwords,
             )
             state.save(directory)  # from here on, 'down' knows what to remove
+            registry.register(spec.name, directory)  # ... and 'down --name' finds it
             network.create_bridge(names.bridge, bridge_address(subnet), subnet)
             for host in hosts:
                 network.create_host_link(
@@ -308,7 +310,7 @@ class Lab:
             state = replace(state, hosts=(*started, *hosts[len(started) :]))
             state.save(directory)
         wait_ready(spec.name, started, host_dirs)
-        self._write_client_files(started, keys, passwords, control_dir)
+        self._write_client_files(started, keys, passwords)
 
     def _passwords(self) -> dict[str, str]:
         passwords: dict[str, str] = {}
@@ -350,9 +352,7 @@ class Lab:
             path.mkdir(parents=True, exist_ok=True)
         return str(paths[0].parent) if paths else None
 
-    def _write_client_files(
-        self, hosts: list[HostState], host_keys: dict[str, str], passwords: dict[str, str], control_dir: Path
-    ) -> None:
+    def _write_client_files(self, hosts: list[HostState], host_keys: dict[str, str], passwords: dict[str, str]) -> None:
         inv_hosts = [
             InventoryHost(h.name, h.address, h.roles, host_keys[h.name], dict(s.vars))
             for h, s in zip(hosts, self.spec.hosts, strict=True)
@@ -366,7 +366,6 @@ class Lab:
                 hosts=inv_hosts,
                 key_path=self.key_path,
                 known_hosts=self.known_hosts_path,
-                control_dir=control_dir,
                 user=None if user is None else {"name": user.name, "password": passwords[user.name]},
                 root_password=passwords.get("root"),
             ),
@@ -392,7 +391,7 @@ class Lab:
 
         :raises LabError: Something could not be removed (its cause is a TeardownExceptionGroup naming each).
         """
-        with self._lock():
+        with registry.locked(self.spec.name), self._lock():
             self._down()
 
     def _down(self) -> None:
@@ -404,6 +403,7 @@ class Lab:
             for host in state.hosts:
                 errors += network.delete_host_link(host.netns, host.veth)
             errors += network.delete_bridge(state.bridge, [h.veth for h in state.hosts])
+            # A lab brought up by an earlier version may have an ssh ControlPath directory outside its own.
             if state.control_dir and not Path(state.control_dir).is_relative_to(self._directory):
                 shutil.rmtree(state.control_dir, ignore_errors=True)
         mounted = mounts_under(self._directory)
@@ -414,6 +414,8 @@ class Lab:
                 shutil.rmtree(self._directory)
             except OSError as err:
                 errors.append(LabError(f"lab {self.spec.name!r}: cannot remove {self._directory}: {err}"))
+        if not errors and not (self._directory / STATE_FILE).exists():
+            registry.unregister(self.spec.name, self._directory)  # kept after a failure: 'down' can try again
         if errors:
             group = TeardownExceptionGroup(f"lab {self.spec.name!r}: teardown failed", errors)
             message = "; ".join(str(e) for e in errors)

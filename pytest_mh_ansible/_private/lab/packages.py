@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import fcntl
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_mh_ansible._private.local_files import open_private, private_dir
 from pytest_mh_ansible.errors import LabError
 
 __all__ = ["ensure_packages"]
@@ -43,8 +45,11 @@ def ensure_packages(packages: Sequence[str], cache: Path) -> list[Path]:
 
     :raises LabError: A package does not exist or cannot be downloaded.
     """
-    (cache / "partial").mkdir(parents=True, exist_ok=True)
-    with open(cache.parent / "debs.lock", "w") as lock:
+    for directory in (cache.parent, cache):
+        private_dir(directory, 0o755)  # the .debs are installed as root in the hosts
+    # apt's own download area: apt hands it to its sandbox user (_apt), so it is not ours to check
+    (cache / "partial").mkdir(mode=0o700, exist_ok=True)
+    with os.fdopen(open_private(cache.parent / "debs.lock", os.O_WRONLY | os.O_CREAT, 0o600), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if packages:
             proc = _download(packages, cache)

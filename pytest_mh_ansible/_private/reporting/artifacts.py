@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 import shlex
 import shutil
@@ -14,10 +15,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 if TYPE_CHECKING:
     from ...host import MultihostHost
 
-__all__ = ["PHASES", "artifact_patterns", "fetch_artifacts", "test_directory", "utility_patterns"]
+__all__ = ["PHASES", "artifact_patterns", "artifacts_root", "fetch_artifacts", "test_directory", "utility_patterns"]
 
 log = logging.getLogger("pytest_mh_ansible.artifacts")
 
@@ -56,6 +59,12 @@ def utility_patterns(owner: object, phase: str) -> list[str]:
         if isinstance(value, MultihostUtility):
             found += artifact_patterns(value, phase)
     return found
+
+
+def artifacts_root(config: pytest.Config) -> Path:
+    """The artifacts directory: ``--mh-artifacts-dir`` or ``mh_artifacts_dir``, relative to the invocation directory."""
+    root = Path(config.getoption("mh_artifacts_dir") or str(config.getini("mh_artifacts_dir") or "artifacts"))
+    return root if root.is_absolute() else config.invocation_params.dir / root
 
 
 def test_directory(nodeid: str) -> Path:
@@ -98,7 +107,8 @@ def _collect_script(patterns: Iterable[str], archive: str) -> str:
         f'if [ -e "$f" ] || [ -L "$f" ]; then printf "%s\\n" "${{f#/}}" >> {out}.list; n=$((n+1)); fi; done\n'
         f"if [ $n -gt 0 ]; then tar -czhf {out} -C / --ignore-failed-read --verbatim-files-from -T {out}.list "
         f"2>/dev/null; rc=$?; [ $rc -le 1 ] || {{ rm -f {out}.list {out}; echo tar: rc=$rc >&2; exit 4; }}; "
-        f"chmod 0644 {out}; fi\n"
+        # 0600, owned by the login user when the script ran through sudo: it fetches the file, nobody else reads it
+        f'chmod 0600 {out}; if [ -n "${{SUDO_UID:-}}" ]; then chown "$SUDO_UID" {out}; fi; fi\n'
         f"rm -f {out}.list; echo count=$n"
     )
 
@@ -128,7 +138,9 @@ def fetch_artifacts(host: MultihostHost, patterns: Iterable[str], destination: P
             conn.get(remote, local)
             destination.parent.mkdir(parents=True, exist_ok=True)
             if compress:
-                shutil.move(local, destination.with_name(destination.name + ".tar.gz"))
+                tarball = destination.with_name(destination.name + ".tar.gz")
+                shutil.move(local, tarball)
+                os.chmod(tarball, 0o600)  # the host's files (logs, configs) are not for every local user
             else:
                 destination.mkdir(parents=True, exist_ok=True)
                 with tarfile.open(local, "r:gz") as archive:

@@ -51,7 +51,9 @@ class _Forward(logging.Handler):
     """Hands a record on to the root logger's handlers only if its logger would have let it through.
 
     The plugin's loggers are turned to DEBUG for the per-test logs; this keeps pytest's console,
-    ``log_cli`` and captured-log sections exactly as the user's log levels say.
+    ``log_cli`` and captured-log sections exactly as the user's log levels say. A root handler that
+    is attached to the plugin's logger as well (pytest attaches its capture handlers to loggers
+    that do not propagate) has the record already: it is not handed it twice.
     """
 
     def __init__(self, tap: LogTap) -> None:
@@ -59,8 +61,15 @@ class _Forward(logging.Handler):
         self._tap = tap
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.levelno >= self._tap.natural_level(record.name):
-            logging.getLogger().handle(record)
+        if record.levelno < self._tap.natural_level(record.name):
+            return
+        root = logging.getLogger()
+        if root.disabled or not root.filter(record):
+            return
+        own = set(logging.getLogger(LOGGER).handlers)
+        for handler in root.handlers:
+            if handler not in own and record.levelno >= handler.level:
+                handler.handle(record)
 
 
 class _Capture(logging.Handler):

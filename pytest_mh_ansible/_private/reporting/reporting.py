@@ -8,14 +8,15 @@ import logging
 import os
 from collections.abc import Generator, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, NoReturn, final
 
 import pytest
 
 from ...errors import HostUnreachableError
-from ..session.signals import Interrupts, TestTimer
+from ..session.signals import Interrupts, SignalRelay, TestTimer
 from ..stash import FIXTURE_KEY, MARK_KEY, SESSION_KEY
-from .artifacts import artifact_patterns, fetch_artifacts, test_directory, utility_patterns
+from .artifacts import artifact_patterns, artifacts_root, fetch_artifacts, test_directory, utility_patterns
+from .export import WHEN
 from .logs import LogTap
 
 if TYPE_CHECKING:
@@ -39,15 +40,17 @@ class _CollectArtifactsAction(argparse.Action):
     path is handed back to pytest's positional arguments instead.
     """
 
+    modes: tuple[str, ...] = MODES
+
     def __call__(
         self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None
     ) -> None:
-        if values is None or values in MODES:
+        if values is None or values in self.modes:
             setattr(namespace, self.dest, values if values is not None else self.const)
             return
         value = str(values)
         if not os.path.exists(value.partition("::")[0]):
-            raise argparse.ArgumentError(self, f"invalid choice: {value!r} (choose from {', '.join(MODES)})")
+            raise argparse.ArgumentError(self, f"invalid choice: {value!r} (choose from {', '.join(self.modes)})")
         setattr(namespace, self.dest, self.const)
         stray: list[str] = getattr(namespace, "_mh_stray_args", [])
         if value not in stray:
@@ -55,6 +58,12 @@ class _CollectArtifactsAction(argparse.Action):
         for action in parser._actions:
             if action.dest == "file_or_dir" and not isinstance(action, _PositionalsWithStray):
                 action.__class__ = _PositionalsWithStray
+
+
+class _ExportPlaybooksAction(_CollectArtifactsAction):
+    """``--mh-export-playbooks [WHEN]``: bare means ``failed``; a test path after it stays a test path."""
+
+    modes = WHEN
 
 
 class _PositionalsWithStray(argparse._StoreAction):
@@ -79,6 +88,17 @@ def addoption(group: Any, parser: pytest.Parser) -> None:
         metavar="WHEN",
         help="Fetch the hosts' artifacts (mh_artifacts) and write per-test logs: never, on-failure "
         "(default) or always (also the bare flag).",
+    )
+    group.addoption(
+        "--mh-export-playbooks",
+        dest="mh_export_playbooks",
+        action=_ExportPlaybooksAction,
+        nargs="?",
+        const="failed",
+        default=None,
+        metavar="WHEN",
+        help="Write each test's changes as playbooks (setup.yml, changes.yml, revert.yml, inventory.yml) into its "
+        "artifacts directory, to replay with ansible-playbook: never (default), failed (also the bare flag) or all.",
     )
     group.addoption(
         "--mh-artifacts-dir",
@@ -119,6 +139,7 @@ def addoption(group: Any, parser: pytest.Parser) -> None:
     )
     parser.addini("mh_collect_artifacts", "When to fetch artifacts: never, on-failure or always.", default="on-failure")
     parser.addini("mh_artifacts_dir", "Where artifacts and per-test logs go.", default="artifacts")
+    parser.addini("mh_export_playbooks", "Write tests' changes as playbooks: never, failed or all.", default="never")
     parser.addini("mh_timeout", "Default time limit of a test on hosts, in seconds (0: none).", default="")
 
 
@@ -168,8 +189,7 @@ class ReportingPlugin:
         self.compress = bool(config.getoption("mh_compress_artifacts"))
         self.timeout = _default_timeout(config)
         base = config.invocation_params.dir
-        root = Path(config.getoption("mh_artifacts_dir") or str(config.getini("mh_artifacts_dir") or "artifacts"))
-        self.root = root if root.is_absolute() else base / root
+        self.root = artifacts_root(config)
         log_path = config.getoption("mh_log_path")
         combined = None
         if log_path:
@@ -179,7 +199,8 @@ class ReportingPlugin:
                 combined = combined.with_name(f"{combined.stem}-{worker}{combined.suffix}")
         self.tap = LogTap(combined)
         self.dead = session.dead
-        self.interrupts = Interrupts(self._say)
+        self.interrupts = Interrupts(self._say, pending=session.journal.pending)
+        self.relay = SignalRelay(self._say)
         self.timer = TestTimer()
         self._failed: dict[str, bool] = {}
         self._skipped: set[str] = set()
@@ -247,28 +268,46 @@ class ReportingPlugin:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self._xdist_controller():
+            self.relay.install()
             return
         self.tap.install()
+        self.interrupts.session = session
         self.interrupts.install()
-        self.tap.mark(f"session start: inventory {', '.join(self.session.options.sources)}")
+        self.tap.mark(f"session start: inventory {self.session.options.shown_sources}")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
         self.tap.mark("session teardown")
+        self.interrupts.tearing_down = True
         yield
+        if self.interrupts.received:
+            self._say(f"pytest-mh-ansible: the run ended on {self.interrupts.received}; the rollback and teardown ran")
         if self.config.getoption("mh_show_hosts") and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK
         self.tap.mark(f"session end: exit status {int(session.exitstatus)}")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.interrupts.uninstall()
+        self.relay.uninstall()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodeready(self, node: Any) -> None:
+        """pytest-xdist's controller: remember the worker's pid, to pass SIGTERM and SIGHUP on to it."""
+        try:
+            self.relay.workers[str(node.gateway.id)] = int(node.gateway._rinfo().pid)
+        except Exception as err:  # an execnet without rinfo: the worker only gets what its group gets
+            log.warning("pytest-mh-ansible: no pid for xdist worker %s, signals not passed on: %s", node, err)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        self.relay.workers.pop(str(node.gateway.id), None)
         self.tap.uninstall()
 
     # -- header, --mh-show-hosts -----------------------------------------------------------------
     def _hosts_lines(self) -> list[str]:
         session = self.session
         count = len(session.host_infos)
-        lines = [f"mh-ansible inventory: {', '.join(session.options.sources)} ({count} host{'s' * (count != 1)})"]
+        lines = [f"mh-ansible inventory: {session.options.shown_sources} ({count} host{'s' * (count != 1)})"]
         for domain, roles in session.roles_map().items():
             mapping = "; ".join(f"{role}: {', '.join(hosts)}" for role, hosts in roles.items())
             lines.append(f"mh-ansible domain {domain!r}: {mapping}")
@@ -313,6 +352,7 @@ class ReportingPlugin:
 
     # -- per test --------------------------------------------------------------------------------
     def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self.interrupts.test = nodeid
         self._failed[nodeid] = False
         self.tap.begin(nodeid)
 
@@ -337,7 +377,7 @@ class ReportingPlugin:
         for name in resolved.hosts:
             if name in self.dead:
                 if self.session.options.unreachable == "skip":
-                    pytest.skip(str(self.dead.error(name)))
+                    _skip_at_test(str(self.dead.error(name)))
                 pytest.fail(f"{item.nodeid}: {self.dead.error(name)}", pytrace=False)
 
     @staticmethod
@@ -377,9 +417,14 @@ class ReportingPlugin:
             return seconds if seconds > 0 else None
         return self.timeout if MARK_KEY in item.stash else None
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
         self.tap.mark(f"teardown {item.nodeid}")
+        self.interrupts.tearing_down = True
+        try:
+            yield
+        finally:
+            self.interrupts.tearing_down = False
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
@@ -432,6 +477,7 @@ class ReportingPlugin:
                     self._fetch(self.session.host(name), "test", destination / role_name / name)
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self.interrupts.test = None
         lines = self.tap.end()
         if self._xdist_controller():
             return
@@ -445,3 +491,13 @@ class ReportingPlugin:
             path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         except OSError as err:
             log.warning("could not write the log of %s to %s: %s", nodeid, path, err)
+
+
+def _skip_at_test(reason: str) -> NoReturn:
+    """Skip the running test with its own location in the summary (as a skip marker does), not this line."""
+    __tracebackhide__ = True
+    try:
+        exc = pytest.skip.Exception(reason, _use_item_location=True)  # pytest >= 7
+    except TypeError:
+        exc = pytest.skip.Exception(reason)
+    raise exc

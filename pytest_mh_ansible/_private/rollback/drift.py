@@ -1,7 +1,8 @@
 """The drift check (``--mh-verify-rollback``): a host's fingerprint before a test and after its rollback.
 
 The fingerprint comes from ``mh_ansible.rollback.host_state``: the paths of ``mh_verify_paths``
-(content, mode, owner, link target), users, groups, service states and installed packages. Any
+(content, mode, owner, link target), the account files (:data:`ACCOUNT_FILES`, by content, whatever
+the paths), users, groups, service states and installed packages. Any
 difference after the rollback is drift that the journal did not undo, such as a change made with a
 raw command.
 """
@@ -16,9 +17,12 @@ from .inverses import SNAPSHOT_DIR
 if TYPE_CHECKING:
     from ...host import MultihostHost
 
-__all__ = ["DEFAULT_EXCLUDE", "DEFAULT_PATHS", "differences", "fingerprint", "verify_paths"]
+__all__ = ["ACCOUNT_FILES", "DEFAULT_EXCLUDE", "DEFAULT_PATHS", "differences", "fingerprint", "verify_paths"]
 
 DEFAULT_PATHS = ("/etc", "/home", "/root", "/var/lib")
+# Always fingerprinted by content: a raw useradd, groupadd or passwd changes them and nothing else may show it
+# (the users and groups sections hold names and ids, not passwords or subordinate id ranges).
+ACCOUNT_FILES = ("/etc/passwd", "/etc/group", "/etc/shadow", "/etc/gshadow", "/etc/subuid", "/etc/subgid")
 # What changes on its own, or is the journal's own bookkeeping.
 DEFAULT_EXCLUDE = (
     f"{SNAPSHOT_DIR}*",
@@ -57,9 +61,11 @@ def verify_paths(host: MultihostHost, ini_paths: Sequence[str]) -> list[str]:
 
 def fingerprint(host: MultihostHost, paths: Sequence[str], exclude: Sequence[str]) -> dict[str, Any]:
     """The host's state now (read only; never recorded in the journal)."""
+    covered = [p.rstrip("/") or "/" for p in paths]
+    extra = [f for f in ACCOUNT_FILES if not any(f == p or f.startswith(p.rstrip("/") + "/") for p in covered)]
     result = host.ansible.run(
         "mh_ansible.rollback.host_state",
-        paths=list(paths),
+        paths=[*paths, *extra],
         exclude=list(exclude),
         users=True,
         packages=True,

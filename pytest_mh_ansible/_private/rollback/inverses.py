@@ -34,6 +34,17 @@ PATH_MODULES = {
 }
 # Modules that create missing parent directories: their snapshot starts at the topmost missing one.
 _CREATE_PARENTS = {"file", "lineinfile", "blockinfile", "ini_file"}
+# Modules that only read: left out of the calls kept for a playbook export.
+_READ_ONLY_MODULES = {
+    "ansible.builtin.setup",
+    "ansible.builtin.gather_facts",
+    "ansible.builtin.stat",
+    "ansible.builtin.slurp",
+    "ansible.builtin.find",
+    "ansible.builtin.package_facts",
+    "ansible.builtin.service_facts",
+    "mh_ansible.rollback.host_state",
+}
 _counter = itertools.count(1)
 
 
@@ -70,6 +81,7 @@ class _Token:
     paths: list[str] = field(default_factory=list)
     before: dict[str, Any] = field(default_factory=dict)
     undo: Callable[[ModuleResult | None], Callable[[], None] | None] | None = None
+    unreverted: str | None = None  # what part of the change no inverse covers (set by the undo factory)
 
 
 class JournalRecorder:
@@ -84,6 +96,12 @@ class JournalRecorder:
     ) -> object:
         if self.journal.replaying or module.startswith("mh_ansible.rollback."):
             return None  # undo steps and the journal's own bookkeeping are not recorded again
+        with self.journal.internal():  # the probes below read the before-state: not changes to export
+            return self._prepare(host, module, args, revert_paths)
+
+    def _prepare(
+        self, host: MultihostHost, module: str, args: Mapping[str, Any], revert_paths: Sequence[str] | None
+    ) -> _Token:
         token = _Token(host, module, dict(args))
         name = short_name(module)
         paths = list(revert_paths or [])
@@ -110,13 +128,21 @@ class JournalRecorder:
             self.abort(token)
             return
         operation = describe(token.module, token.args)
+        if result.raw.get("mh_interrupted"):
+            operation += " (interrupted in flight)"
         undo = token.undo(result) if token.undo is not None else None
+        if token.unreverted is not None:
+            self.journal.note(token.host, f"not reverted: {operation}: {token.unreverted}")
         if undo is None:
-            self.journal.note(
-                token.host,
-                f"not reverted: {operation} changed the host and has no known inverse "
-                "(name revert_paths=[...] to snapshot what it changes)",
-            )
+            if token.unreverted is None:
+                self.journal.note(
+                    token.host,
+                    f"not reverted: {operation} changed the host and has no known inverse "
+                    "(name revert_paths=[...] to snapshot what it changes)",
+                )
+            return
+        if isinstance(undo, _Nothing):
+            self.journal.unchanged(token.host, operation, undo.why)
             return
         self.journal.record(token.host, operation, undo)
 
@@ -132,6 +158,9 @@ class JournalRecorder:
         def finish(changed: bool, operation: str) -> None:
             if changed and token.undo is not None:
                 undo = token.undo(None)
+                if isinstance(undo, _Nothing):
+                    self.journal.unchanged(host, operation, undo.why)
+                    return
                 if undo is not None:
                     self.journal.record(host, operation, undo)
                     return
@@ -142,14 +171,27 @@ class JournalRecorder:
     def abort(self, token: object) -> None:
         """The call failed or changed nothing: drop a snapshot taken for it."""
         if isinstance(token, _Token) and token.snapshot is not None:
-            token.host.conn.run(f"rm -rf {shlex.quote(f'{SNAPSHOT_DIR}/{token.snapshot}')}", raise_on_error=False)
+            with self.journal.internal():
+                token.host.conn.run(f"rm -rf {shlex.quote(f'{SNAPSHOT_DIR}/{token.snapshot}')}", raise_on_error=False)
+
+    def called(
+        self,
+        host: MultihostHost,
+        module: str,
+        args: Mapping[str, Any],
+        *,
+        become: bool | None,
+        become_user: str | None,
+    ) -> None:
+        if module not in _READ_ONLY_MODULES:
+            self.journal.log_call(host.name, "module", module, args, become=become, become_user=become_user)
 
     # -- paths --------------------------------------------------------------------------------
     def _snapshot(self, token: _Token, paths: list[str]) -> None:
         host = token.host
         fresh = [p for p in paths if self.journal.recall(f"path:{host.name}:{p}") is None]
         if not fresh:
-            token.undo = lambda result: _noop  # a snapshot of this scope covers these paths already
+            token.undo = lambda result: _COVERED  # a snapshot of this scope covers these paths already
             return
         name = f"mh-{next(_counter)}"
         host.ansible.run("mh_ansible.rollback.snapshot", paths=fresh, name=name, backup_dir=SNAPSHOT_DIR)
@@ -186,7 +228,9 @@ class JournalRecorder:
         _, _, uid, gid, comment, home, shell = lines[0].split(":", 6)
         groups = lines[1].split()
         password = lines[2].split(":")[1] if len(lines) > 2 else None
-        primary = host.conn.run(f"getent group {gid} | cut -d: -f1", raise_on_error=False).stdout.strip() or gid
+        primary = (
+            host.conn.run(f"getent group {shlex.quote(gid)} | cut -d: -f1", raise_on_error=False).stdout.strip() or gid
+        )
         restore: dict[str, Any] = {
             "name": name,
             "state": "present",
@@ -247,7 +291,7 @@ class JournalRecorder:
             if "masked" in token.args:
                 restore["masked"] = enabled_state == "masked"
             if len(restore) == 1:
-                return _noop  # e.g. a restart of a running service: its state is as before
+                return _SAME_STATE  # e.g. a restart of a running service: its state is as before
             return lambda: _ok(host.ansible.run(module, restore))
 
         token.undo = undo
@@ -292,8 +336,11 @@ class JournalRecorder:
                     steps.append(lambda: _ok(host.ansible.run("ansible.builtin.package", name=new, state="absent")))
             if state in ("absent", "removed") and gone:
                 steps.append(lambda: _ok(host.ansible.run("ansible.builtin.package", name=gone, state="present")))
+            if state == "latest" and gone:
+                # An upgrade of what was installed: the old versions are not kept, so it cannot be undone.
+                token.unreverted = f"state=latest may have upgraded {', '.join(gone)} (a downgrade is not attempted)"
             if not steps:
-                return _noop
+                return None if token.unreverted is not None else _SAME_STATE
 
             def run_steps() -> None:
                 for step in steps:
@@ -304,8 +351,18 @@ class JournalRecorder:
         token.undo = undo
 
 
-def _noop() -> None:
-    """Nothing to undo (the change left the host in its recorded state)."""
+class _Nothing:
+    """An undo that is nothing of its own; the journal says why instead of logging "reverted"."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def __call__(self) -> None:
+        pass
+
+
+_COVERED = _Nothing("an earlier snapshot in this scope restores these paths")
+_SAME_STATE = _Nothing("the host is in its recorded state")
 
 
 def _ok(result: ModuleResult) -> None:

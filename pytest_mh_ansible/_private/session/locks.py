@@ -12,20 +12,28 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
+from ..local_files import open_private, private_dir
+
 __all__ = ["HostLocks"]
 
 log = logging.getLogger("pytest_mh_ansible")
 
 
 class HostLocks:
-    """Advisory ``flock`` locks, one file per host, in a directory shared by the machine's processes.
+    """Advisory ``flock`` locks, one file per host, in a directory shared by the user's pytest processes.
 
     Locks are taken in sorted order, so two processes that need overlapping sets of
     hosts cannot deadlock. The kernel drops a lock when its process dies.
+
+    The directory (``$TMPDIR/pytest-mh-ansible-locks-<uid>``, mode 0700) is the user's own:
+    one that another user owns or can write, or a symbolic link, is refused
+    (:class:`~pytest_mh_ansible.errors.UnsafePathError`), and lock files are never opened
+    through a symbolic link.
     """
 
     def __init__(self, directory: str | None = None) -> None:
-        self.directory = Path(directory or os.path.join(tempfile.gettempdir(), "pytest-mh-ansible-locks"))
+        default = os.path.join(tempfile.gettempdir(), f"pytest-mh-ansible-locks-{os.geteuid()}")
+        self.directory = Path(directory or default)
         self._held: dict[str, IO[bytes]] = {}
 
     def _path(self, key: str) -> Path:
@@ -34,9 +42,10 @@ class HostLocks:
 
     def acquire(self, keys: Iterable[str]) -> None:
         """Lock every key not yet held by this process (blocking, in sorted order)."""
-        self.directory.mkdir(mode=0o1777, parents=True, exist_ok=True)
+        private_dir(self.directory, 0o700)
         for key in sorted(set(keys) - set(self._held)):
-            handle = open(self._path(key), "ab")  # noqa: SIM115 - held until release()
+            fd = open_private(self._path(key), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            handle = os.fdopen(fd, "ab")  # held until release()
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

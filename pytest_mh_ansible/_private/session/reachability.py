@@ -24,7 +24,12 @@ class DeadHosts:
 
     def __init__(self) -> None:
         self._dead: dict[str, str] = {}
+        self._answered: set[str] = set()
         self._lock = threading.Lock()
+
+    def answered(self, host: str) -> None:
+        """A command on ``host`` came back (a connect alone proves nothing: ssh connects lazily)."""
+        self._answered.add(host)
 
     def mark(self, host: str, reason: str) -> None:
         with self._lock:
@@ -39,7 +44,10 @@ class DeadHosts:
         return host in self._dead
 
     def error(self, host: str) -> HostUnreachableError:
-        return HostUnreachableError(host, f"it stopped answering earlier in this session: {self._dead.get(host)}")
+        """The error for a later use of ``host``: "stopped answering" only when its connection answered before."""
+        if host in self._answered:
+            return HostUnreachableError(host, f"it stopped answering earlier in this session: {self._dead.get(host)}")
+        return HostUnreachableError(host, f"it did not answer earlier in this session: {self._dead.get(host)}")
 
     def guard(self, host: MultihostHost) -> None:
         """Put ``host``'s connection behind a :class:`GuardedTransport` (once)."""
@@ -98,10 +106,12 @@ class GuardedTransport:
     ) -> tuple[int, bytes, bytes]:
         self._check()
         try:
-            return self.inner.exec(command, input=input, become=become, become_user=become_user, timeout=timeout)
+            result = self.inner.exec(command, input=input, become=become, become_user=become_user, timeout=timeout)
         except HostUnreachableError as err:
             self._failed(err)
             raise
+        self._dead.answered(self.host)
+        return result
 
     def put(self, local: str | os.PathLike[str], remote: str) -> None:
         self._check()

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ...conn import Connection
+from ...conn import Connection, ProcessResult
 from ...errors import HostUnreachableError, MultihostError, TeardownExceptionGroup
 from ...host import HostServices, MultihostHost
 from ...modules import HostModules
@@ -41,8 +41,16 @@ class SessionOptions:
     role_groups: dict[str, str] = field(default_factory=dict)  # inventory group -> role
     unreachable: str = "error"  # or "skip"
     vault_password_files: tuple[str, ...] = ()
+    vault_ids: tuple[str, ...] = ()  # label@file, the file absolute
     playbook_dirs: tuple[str, ...] = ()
     executor: ExecutorName = "warm"  # how modules run (a host's mh_executor variable wins)
+    record_calls: bool = False  # keep every call that may change a host (--mh-export-playbooks)
+    source_labels: tuple[str, ...] = ()  # ``sources`` as the user wrote them (``sources`` are absolute)
+
+    @property
+    def shown_sources(self) -> str:
+        """The inventory sources as the user wrote them, for messages and reports."""
+        return ", ".join(self.source_labels or self.sources)
 
 
 class SessionEvents(Protocol):
@@ -122,11 +130,15 @@ class MultihostSession:
         self._host_state: dict[str, BaseException | None] = {}
         self.active: ActiveTopology | None = None
         self.locks = HostLocks()
-        self.journal = RollbackJournal()
+        self.journal = RollbackJournal(record_calls=options.record_calls)
         self.journal.open("session")
         self._recorder = JournalRecorder(self.journal)
         self.playbooks = PlaybookRunner(
-            options.sources, options.vault_password_files, options.playbook_dirs, recorder=self._recorder
+            options.sources,
+            options.vault_password_files,
+            options.playbook_dirs,
+            recorder=self._recorder,
+            vault_ids=options.vault_ids,
         )
         self._executor: WarmExecutor | None = None
 
@@ -169,7 +181,7 @@ class MultihostSession:
         known = self._resolved.get(mark.name)
         if known is None:
             if not self.host_infos:
-                sources = ", ".join(self.options.sources)
+                sources = self.options.shown_sources
                 known = f"topology {mark.name!r} needs hosts ({mark.topology.describe()}); inventory {sources} has none"
             else:
                 known = assign(mark.name, mark.topology, self.host_infos)
@@ -184,8 +196,7 @@ class MultihostSession:
         host = self._hosts.get(name)
         if host is None:
             info = self._infos[name]
-            cls = self.registry.host_class(info.roles)
-            host = cls(name, roles=info.roles, domain=info.domain, variables=self.inventory.host(name).variables)
+            host = self.registry.make_host(name, info.roles, info.domain, self.inventory.host(name).variables)
             host._mh_attach(
                 HostServices(
                     connection=lambda: self._connection(host),
@@ -202,7 +213,16 @@ class MultihostSession:
         from ..ansible.transport import AnsibleTransport
 
         transport = GuardedTransport(host.name, AnsibleTransport(host.name, host.vars), self.dead)
-        return Connection(host.name, host.vars, transport=transport)
+        observer = None
+        if self.options.record_calls:
+
+            def observer(
+                command: str, stdin: str | None, result: ProcessResult, become: bool | None, become_user: str | None
+            ) -> None:
+                args = {"stdin": stdin, "rc": result.rc} if stdin is not None else {"rc": result.rc}
+                self.journal.log_call(host.name, "command", command, args, become=become, become_user=become_user)
+
+        return Connection(host.name, host.vars, transport=transport, observer=observer)
 
     def is_set_up(self, name: str) -> bool:
         """Whether host ``name``'s session setup ran and succeeded."""
@@ -233,10 +253,12 @@ class MultihostSession:
             controller_hosts[fixture] = list(hosts) if path.index is None else hosts[path.index]
         active = self.active = ActiveTopology(mark, assignment, hosts_by_slot, controller_hosts)
         self.locks.acquire(self._lock_key(name) for name in assignment.hosts)
-        self.journal.open("topology")
         try:
-            for name in assignment.hosts:
-                self._setup_host(name)
+            # Hosts are set up in the session scope (undone at the end of the session, not of this topology).
+            with self.journal.into("session"):
+                for name in assignment.hosts:
+                    self._setup_host(name)
+            self.journal.open("topology")
             mark.controller._mh_bind(mark, controller_hosts)
             mark.controller.topology_setup(**controller_hosts)
             active.set_up = True
@@ -315,9 +337,7 @@ class MultihostSession:
 
     def new_fixture(self, active: ActiveTopology) -> MultihostFixture:
         registry = self.registry
-        return MultihostFixture(
-            active, lambda mh, role, host: registry.role_class(role)(mh, role, host), self.playbooks
-        )
+        return MultihostFixture(active, registry.make_role, self.playbooks)
 
     def shutdown(self) -> list[Exception]:
         """End of session: leave the topology, ``pytest_teardown`` every set-up host, close connections."""
@@ -374,7 +394,15 @@ class _LazyExecutor:
         self._session = session
 
     def run(self, host: str, module: str, args: Mapping[str, Any], **options: Any) -> dict[str, Any]:
-        return self._session.executor.run(host, module, args, **options)
+        """Run a module; a host found unreachable is marked dead at once, and calls to a dead host fail at once."""
+        dead = self._session.dead
+        if host in dead:
+            raise dead.error(host)
+        try:
+            return self._session.executor.run(host, module, args, **options)
+        except HostUnreachableError as err:
+            dead.mark(err.host, err.reason)
+            raise
 
     def close(self) -> None:
         """The session closes its executor."""

@@ -1,4 +1,4 @@
-"""Ctrl-C and per-test timeouts: stop the running test, let every teardown run, and never hang."""
+"""Ctrl-C, SIGTERM, SIGHUP and per-test timeouts: stop the running test, let every teardown run, never hang."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from types import FrameType
 from typing import Any, final
 
 from ...errors import MultihostError
 
-__all__ = ["Interrupts", "TestTimeoutError", "TestTimer"]
+__all__ = ["Interrupts", "SignalRelay", "TestTimeoutError", "TestTimer"]
 
 INTERRUPTED_EXIT = 2
 """pytest's exit code for an interrupted run (``pytest.ExitCode.INTERRUPTED``)."""
@@ -40,45 +41,160 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+"""The signals that end a run the way Ctrl-C does (those this platform has)."""
+
+DUPLICATE_WINDOW = 1.0
+"""Seconds within which a second SIGTERM/SIGHUP counts as the same ending, not as "again".
+
+A closed terminal sends SIGHUP to the whole process group and pytest-xdist's controller passes
+the signal on to its workers too: a worker may get the same ending twice within milliseconds.
+"""
+
+
+def _signals() -> list[signal.Signals]:
+    return [getattr(signal, name) for name in SIGNALS if hasattr(signal, name)]
+
+
 @final
 class Interrupts:
-    """The first Ctrl-C stops the running test (teardowns still run); the second exits at once.
+    """SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the running test (teardowns run); a second one exits at once.
 
-    pytest turns the first ``KeyboardInterrupt`` into an interrupted session and still runs the
-    remaining fixture finalizers and ``pytest_sessionfinish``, where hosts are torn down. A
-    second Ctrl-C during that teardown would leave a host half restored, so it is reported and
-    the process ends at once (``os._exit``) rather than unwinding further.
+    The first signal during a test's setup or call raises ``KeyboardInterrupt`` there: pytest
+    turns it into an interrupted session and still runs the remaining fixture finalizers and
+    ``pytest_sessionfinish``, where the rollback and the host teardown run. A first signal that
+    comes while a teardown or the rollback runs does not interrupt it: the run stops once it is
+    done (``session.shouldstop``). A second signal exits at once (``os._exit``) and lists the
+    changes that are left on the hosts (``pending``).
+
+    An in-flight module call is abandoned: its process on the host is killed with its channel, and
+    its inverse is recorded as if it had changed the host (see :class:`~pytest_mh_ansible.modules.ChangeRecorder`).
 
     :param say: Prints a line on the terminal (bypassing output capture).
+    :param pending: The changes not reverted yet, one line each.
+    """
+
+    def __init__(self, say: Callable[[str], None], pending: Callable[[], list[str]] = list) -> None:
+        self._say = say
+        self._pending = pending
+        self._previous: dict[signal.Signals, Any] = {}
+        self._first_at = 0.0
+        self._first: signal.Signals | None = None
+        self.count = 0
+        self.test: str | None = None
+        """The node id of the test that runs (set by the plugin), for the message."""
+        self.tearing_down = False
+        """True while teardown or the rollback runs: a first signal then waits for them to end."""
+        self.session: Any = None
+        """The pytest session, whose ``shouldstop`` a deferred stop sets."""
+
+    @property
+    def received(self) -> str | None:
+        """The name of the first signal received, or None."""
+        return self._first.name if self._first is not None else None
+
+    def install(self) -> None:
+        if self._previous or not _main_thread():
+            return
+        for signum in _signals():
+            self._previous[signum] = signal.signal(signum, self._handle)
+
+    def uninstall(self) -> None:
+        if self._previous and _main_thread():
+            for signum, previous in self._previous.items():
+                signal.signal(signum, previous)
+            self._previous = {}
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        sig = signal.Signals(signum)
+        now = time.monotonic()
+        if self.count and sig != signal.SIGINT and sig == self._first and now - self._first_at < DUPLICATE_WINDOW:
+            return  # the same ending delivered twice (process group and xdist controller)
+        self.count += 1
+        if self.count == 1:
+            self._first, self._first_at = sig, now
+            where = f" during {self.test}" if self.test else ""
+            again = "press Ctrl-C again" if sig == signal.SIGINT else f"send {sig.name} again"
+            if self.tearing_down:
+                self._say(
+                    f"pytest-mh-ansible: {sig.name} received{where}: the teardown and the rollback that run now "
+                    f"finish, then the run stops ({again} to exit at once)"
+                )
+                if self.session is not None:
+                    self.session.shouldstop = f"pytest-mh-ansible: {sig.name} received"
+                return
+            self._say(
+                f"pytest-mh-ansible: {sig.name} received{where}: stopping the test; its teardown, the rollback and "
+                f"the host teardown still run ({again} to exit at once)"
+            )
+            _kill_children(frame)
+            raise KeyboardInterrupt
+        lines = self._safe_pending()
+        self._say(
+            f"pytest-mh-ansible: {sig.name} received again: exiting now; "
+            + (f"{len(lines)} change(s) NOT reverted:" if lines else "no recorded change is left to revert")
+        )
+        for line in lines:
+            self._say(f"  not reverted: {line}")
+        os._exit(INTERRUPTED_EXIT)
+
+    def _safe_pending(self) -> list[str]:
+        try:
+            return list(self._pending())
+        except Exception as err:  # never let the listing stop the exit
+            return [f"(the list of changes could not be read: {err})"]
+
+
+@final
+class SignalRelay:
+    """pytest-xdist's controller: SIGTERM and SIGHUP are passed on to every worker, each of which rolls back.
+
+    The controller runs no test and holds no change; it keeps running until the workers have
+    finished their teardown and rollback (xdist then ends the run as interrupted). A second
+    signal is passed on too (the workers exit at once, listing what they leave), then the
+    controller exits.
+
+    :param say: Prints a line on the terminal.
     """
 
     def __init__(self, say: Callable[[str], None]) -> None:
         self._say = say
-        self._previous: Any = None
-        self._installed = False
-        self.count = 0
+        self._previous: dict[signal.Signals, Any] = {}
+        self.workers: dict[str, int] = {}
+        """Worker id → pid."""
+        self._first: tuple[signal.Signals, float] | None = None
 
     def install(self) -> None:
-        if self._installed or not _main_thread():
+        if self._previous or not _main_thread():
             return
-        self._previous = signal.signal(signal.SIGINT, self._handle)
-        self._installed = True
+        for signum in _signals():
+            if signum != signal.SIGINT:  # Ctrl-C reaches every process of the terminal's group already
+                self._previous[signum] = signal.signal(signum, self._handle)
 
     def uninstall(self) -> None:
-        if self._installed and _main_thread():
-            signal.signal(signal.SIGINT, self._previous)
-            self._installed = False
+        if self._previous and _main_thread():
+            for signum, previous in self._previous.items():
+                signal.signal(signum, previous)
+            self._previous = {}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        self.count += 1
-        if self.count == 1:
+        sig = signal.Signals(signum)
+        now = time.monotonic()
+        first = self._first
+        if first is not None and first[0] == sig and now - first[1] < DUPLICATE_WINDOW:
+            return
+        for pid in self.workers.values():
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+        names = ", ".join(sorted(self.workers)) or "none running"
+        if first is None:
+            self._first = (sig, now)
             self._say(
-                "pytest-mh-ansible: interrupted: stopping the running test; its teardown, the rollback and the "
-                "host teardown still run (press Ctrl-C again to exit at once)"
+                f"pytest-mh-ansible: {sig.name} received: passed on to the workers ({names}); each stops its test, "
+                f"runs its teardown and rollback (send {sig.name} again to exit at once)"
             )
-            _kill_children(frame)
-            raise KeyboardInterrupt
-        self._say("pytest-mh-ansible: interrupted again: exiting now; hosts may be left with changes not rolled back")
+            return
+        self._say(f"pytest-mh-ansible: {sig.name} received again: passed on to the workers ({names}); exiting now")
         os._exit(INTERRUPTED_EXIT)
 
 

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.integration
 
 HEADER = """
 import pytest
-from pytest_mh_ansible import ModuleError, Topology, TopologyController, TopologyDomain, TopologyMark
+from pytest_mh_ansible import ModuleError, PlaybookError, Topology, TopologyController, TopologyDomain, TopologyMark
 
 SYSV = TopologyMark("sysv", Topology(TopologyDomain("default", server=1)), fixtures=dict(server="default.server[0]"))
 """
@@ -152,6 +152,62 @@ def test_rollback__scopes_nest_and_a_failing_setup_is_rolled_back(pytester: pyte
     result.stdout.fnmatch_lines(["*test_c_failing_setup*ERROR*"])
 
 
+SESSION_CONFTEST = """
+import pytest
+from pytest_mh_ansible import MultihostHost, MultihostRole
+
+HOSTS = {}
+
+class SessionHost(MultihostHost):
+    def pytest_setup(self):
+        self.ansible.run("ansible.builtin.copy", dest="/etc/mhsess-host.conf", content="host setup\\n")
+
+def pytest_mh_register(registry):
+    registry.role("server", MultihostRole, host=SessionHost)
+
+def pytest_mh_host_setup(host, error):
+    HOSTS[host.name] = host
+
+@pytest.fixture(scope="session")
+def session_change():
+    HOSTS["server1"].ansible.run("ansible.builtin.copy", dest="/etc/mhsess-fixture.conf", content="fixture\\n")
+"""
+
+SESSION = HEADER + textwrap.dedent("""
+    PAIR = TopologyMark("pair", Topology(TopologyDomain("default", server=2)), fixtures=dict(servers="default.server"))
+
+    def cat(host, path):
+        return host.conn.run(f"cat {path}", raise_on_error=False).stdout
+
+    @pytest.mark.topology(SYSV)
+    def test_a_first_topology(server):
+        assert cat(server.host, "/etc/mhsess-host.conf") == "host setup\\n"
+
+    @pytest.mark.topology(SYSV)
+    def test_b_session_fixture_first_used_inside_a_topology(server, session_change):
+        assert cat(server.host, "/etc/mhsess-fixture.conf") == "fixture\\n"
+
+    @pytest.mark.topology(PAIR)
+    def test_c_second_topology_still_has_the_session_changes(servers):
+        for host in (servers[0].host, servers[1].host):
+            assert cat(host, "/etc/mhsess-host.conf") == "host setup\\n"
+        assert cat(servers[0].host, "/etc/mhsess-fixture.conf") == "fixture\\n"
+""")
+
+
+def test_rollback__session_changes_last_the_session_over_two_topologies(
+    pytester: pytest.Pytester, engine_lab: Lab
+) -> None:
+    """pytest_setup and session-scoped fixtures change hosts once; the end of a topology does not undo it."""
+    pytester.makeconftest(SESSION_CONFTEST)
+    pytester.makepyfile(test_session=SESSION)
+    result = run(pytester, engine_lab, "-v")
+    result.assert_outcomes(passed=3)
+    for host in ("server1", "server2"):  # undone once, at the end of the session
+        left = engine_lab.run_inside(host, "ls /etc/mhsess-host.conf /etc/mhsess-fixture.conf 2>/dev/null; true")
+        assert left.stdout == "", result.stdout.str()
+
+
 SYSTEMD = HEADER + textwrap.dedent("""
     SD = TopologyMark("sd", Topology(TopologyDomain("default", server=2)), fixtures=dict(servers="default.server"))
 
@@ -194,11 +250,35 @@ PLAYBOOKS = HEADER + textwrap.dedent("""
         assert server.host.conn.run("test -e /etc/app.marker", raise_on_error=False).rc == 1
 
     @pytest.mark.topology(SYSV)
-    def test_c_failing_playbook(server):
-        result = server.playbook("fail.yml")
+    def test_c_failing_playbook_raises_and_its_change_is_still_reverted(server):
+        with pytest.raises(PlaybookError) as info:
+            server.playbook("fail.yml", revert_paths=["/etc/app.conf"])
+        error = info.value
+        assert error.failed_tasks[0].task == "Fail on purpose"
+        assert error.hosts == ("server1",)
+        assert "server1: task 'Fail on purpose' (ansible.builtin.fail): failed on purpose" in str(error)
+        assert server.host.conn.run("cat /etc/app.conf").stdout == "before the failure\\n"
+
+    @pytest.mark.topology(SYSV)
+    def test_d_failing_playbook_reverted(server):
+        assert server.host.conn.run("test -e /etc/app.conf", raise_on_error=False).rc == 1
+
+    @pytest.mark.topology(SYSV)
+    def test_e_unparsable_playbook_raises_with_ansibles_message(server):
+        with pytest.raises(PlaybookError) as info:
+            server.playbook("bad.yml")
+        assert str(info.value).startswith("playbook bad.yml on server1 failed (rc 4): ")
+        assert "ERROR" in info.value.message
+        assert info.value.failed_tasks == ()
+
+    @pytest.mark.topology(SYSV)
+    def test_f_result_when_asked_or_in_check_mode(server):
+        result = server.playbook("fail.yml", raise_on_error=False, revert_paths=["/etc/app.conf"])
         assert not result.ok
-        assert result.failed_tasks[0].task == "Fail on purpose"
         assert "on purpose" in result.failed_tasks[0].msg
+        assert not server.playbook("fail.yml", check=True).ok
+        with pytest.raises(PlaybookError):
+            server.playbook("fail.yml", check=True, raise_on_error=True)
 """)
 
 
@@ -232,11 +312,14 @@ def test_playbooks__run_result_and_rollback(pytester: pytest.Pytester, engine_la
           hosts: all
           gather_facts: false
           tasks:
+            - name: Write before the failure
+              ansible.builtin.copy: {dest: /etc/app.conf, content: "before the failure\\n", mode: "0644"}
             - name: Fail on purpose
               ansible.builtin.fail: {msg: failed on purpose}
     """)
     )
-    run(pytester, engine_lab, "-v").assert_outcomes(passed=3)
+    pytester.path.joinpath("bad.yml").write_text("- name: Bad\n  hosts: all\n  tasks: [unclosed\n")
+    run(pytester, engine_lab, "-v").assert_outcomes(passed=6)
 
 
 DRIFT = HEADER + textwrap.dedent("""

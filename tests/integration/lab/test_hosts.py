@@ -75,6 +75,9 @@ def test_ssh__by_key_through_ssh_config_and_inventory_files(lab: Lab) -> None:
     assert hosts["server1"]["mh_domain"] == "app"
     assert hosts["client1"]["ansible_user"] == "root"
     assert "StrictHostKeyChecking=yes" in hosts["client1"]["ansible_ssh_common_args"]
+    # Each user of the inventory keeps its own ssh masters: no shared ControlPath, no directory for one.
+    assert "ControlPath" not in hosts["client1"]["ansible_ssh_common_args"]
+    assert not (lab.directory / "cp").exists()
     known = lab.known_hosts_path.read_text()
     for name, entry in hosts.items():
         assert f"{name},{entry['ansible_host']} ssh-ed25519 " in known

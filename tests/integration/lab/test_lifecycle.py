@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -12,7 +14,7 @@ import pytest
 from labname import lab_name
 
 from pytest_mh_ansible._private.cli import main
-from pytest_mh_ansible._private.lab import boot
+from pytest_mh_ansible._private.lab import boot, registry
 from pytest_mh_ansible._private.lab.process import ProcessId
 from pytest_mh_ansible.errors import LabError
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
@@ -105,9 +107,10 @@ def test_lab__up_is_idempotent_coexists_and_down_leaves_nothing(lab: Lab, lab_ro
 
 
 def test_cli__up_status_inventory_down(lab_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    directory = lab_root / "mhlabc"
+    name = lab_name("mhlabc")
+    directory = lab_root / name
     spec_file = lab_root / "mhlabc.yml"
-    spec_file.write_text("name: mhlabc\nhosts:\n  - {name: web1, roles: [web]}\n")
+    spec_file.write_text(f"name: {name}\nhosts:\n  - {{name: web1, roles: [web]}}\n")
     (lab_root / "group_vars").mkdir()
     (lab_root / "group_vars" / "web.yml").write_text("web_port: 8080\n")
     try:
@@ -137,6 +140,63 @@ def test_cli__up_status_inventory_down(lab_root: Path, capsys: pytest.CaptureFix
         assert main(["lab", "down", "--dir", str(directory)]) == 0
     assert _leftovers(directory, state) == []
     assert main(["lab", "status", "--dir", str(directory)]) == 1
+
+
+def _sshd_processes(lab: Lab) -> list[ProcessId]:
+    """The machine's view of every sshd running inside the lab's hosts (their PID namespaces)."""
+    found = []
+    for host in lab.status():
+        namespace = os.readlink(f"/proc/{host.pid}/ns/pid")
+        for proc in Path("/proc").iterdir():
+            with contextlib.suppress(OSError):
+                if (
+                    proc.name.isdigit()
+                    and (proc / "comm").read_text().strip() == "sshd"
+                    and os.readlink(proc / "ns" / "pid") == namespace
+                ):
+                    found.append(ProcessId.of(int(proc.name)))
+    return found
+
+
+def test_cli__down_by_name_finds_a_lab_brought_up_in_any_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``lab up --dir D`` then ``lab down --name N`` (no --dir): the registry says where N lives."""
+    name = lab_name("mhlabr")
+    directory = tmp_path / "somewhere" / "else"
+    try:
+        assert main(["lab", "up", "--name", name, "--dir", str(directory), "--host", "r1:client"]) == 0
+        assert registry.lookup(name) == directory
+        lab = Lab.from_directory(directory)
+        state = json.loads((directory / "state.json").read_text())
+        sshd = _sshd_processes(lab)
+        assert sshd
+        assert all(p.alive for p in sshd)
+        capsys.readouterr()
+        assert main(["lab", "status"]) == 0  # no name: every lab that is up
+        rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
+        assert rows[name] == [name, "1", "1", str(directory)]
+        assert main(["lab", "inventory", "--name", name]) == 0
+        assert capsys.readouterr().out.strip() == str(directory / "hosts.yml")
+        assert main(["lab", "down", "--name", name]) == 0
+        assert f"lab {name!r} is down" in capsys.readouterr().out
+    finally:
+        if directory.exists():
+            main(["lab", "down", "--dir", str(directory)])
+    assert _leftovers(directory, state) == []
+    assert not any(p.alive for p in sshd)
+    assert not Path(f"/run/netns/{state['hosts'][0]['netns']}").exists()
+    assert registry.lookup(name) is None
+    assert main(["lab", "down", "--name", name]) == 0  # twice: nothing to do
+    assert "nothing to do" in capsys.readouterr().out
+
+
+def test_lab__name_up_elsewhere_is_refused_naming_the_directory(lab: Lab, lab_root: Path) -> None:
+    twin = Lab(LabSpec(name=lab.spec.name, hosts=(LabHostSpec("h1"),)), lab_root / "twin")
+    with pytest.raises(LabError, match=rf"lab {lab.spec.name!r} is already up in {lab.directory}: bring it down"):
+        twin.up()
+    assert not twin.directory.exists()
+    assert lab.is_up
 
 
 def test_lab__refuses_a_subnet_in_use(lab: Lab, lab_root: Path) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from fault_helpers import agent_pids
 
+from pytest_mh_ansible import HostUnreachableError
 from pytest_mh_ansible._private.ansible import compat
 from pytest_mh_ansible._private.ansible.executor import StandardExecutor
 from pytest_mh_ansible._private.ansible.inventory import Inventory
@@ -280,3 +281,76 @@ def test_controller_gone__agent_exits_when_its_channel_ends(warm: WarmExecutor, 
     assert len(channels) == 1
     os.kill(channels[0].pid, signal.SIGKILL)  # type: ignore[attr-defined]
     _wait_for(lambda: agent_pids(fault_lab) == [])
+
+
+def test_sshd_killed_during_a_call__host_unreachable_not_a_module_failure(warm: WarmExecutor, fault_lab: Lab) -> None:
+    """The warm path reports a lost host as the standard path does: unreachable (a HostUnreachableError)."""
+    assert _ping(warm)["ping"] == "pong"
+    outcome: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            outcome["result"] = warm.run("server1", "ansible.builtin.command", {"cmd": "sleep 30"}, **CALL)
+        except BaseException as err:
+            outcome["error"] = err
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    try:
+        _wait_for(lambda: "sleep 30" in fault_lab.run_inside("server1", "ps -eo args").stdout)
+        assert fault_lab.run_inside("server1", "pkill -x sshd").returncode == 0
+        caller.join(timeout=60)
+        assert not caller.is_alive()
+        error = outcome.get("error")
+        assert isinstance(error, HostUnreachableError), outcome
+        assert error.host == "server1"
+        assert "deserialization" not in str(error)
+    finally:
+        caller.join(timeout=60)
+        assert fault_lab.run_inside("server1", "pkill -x sshd; sleep 0.3; /usr/sbin/sshd").returncode == 0
+        fault_lab.run_inside("server1", "pkill -x sleep; true")
+
+
+DEAD_SUITE = """
+import subprocess
+import time
+
+import pytest
+from pytest_mh_ansible import HostUnreachableError, Topology, TopologyDomain, TopologyMark
+
+SERVER = TopologyMark(
+    "server", Topology(TopologyDomain("default", server=1)), fixtures=dict(server="default.server[0]")
+)
+
+@pytest.mark.topology(SERVER)
+def test_lost(server):
+    server.fs.write("/etc/mh-warm-lost.conf", "x\\n")
+    killer = subprocess.Popen(["sh", "-c", "sleep 2; nsenter -t {pid} -a pkill -x sshd"])
+    try:
+        with pytest.raises(HostUnreachableError):
+            server.host.ansible.run("ansible.builtin.command", cmd="sleep 30")
+    finally:
+        killer.wait()
+    started = time.monotonic()
+    with pytest.raises(HostUnreachableError, match="earlier in this session"):
+        server.host.ansible.run("ansible.builtin.ping")  # marked dead at once: no second timeout
+    assert time.monotonic() - started < 1
+"""
+
+
+def test_session__sshd_killed_during_a_call__host_marked_dead_at_once(
+    pytester: pytest.Pytester, fault_lab: Lab
+) -> None:
+    pid = next(h.pid for h in fault_lab.hosts if h.name == "server1")
+    pytester.makepyfile(test_dead=textwrap.dedent(DEAD_SUITE).replace("{pid}", str(pid)))
+    try:
+        result = pytester.runpytest_subprocess(
+            f"--mh-inventory={fault_lab.inventory_path}", "-p", "no:cacheprovider", "-p", "no:randomly", timeout=240
+        )
+        output = result.stdout.str()
+        # The test itself passes; its rollback cannot reach the host and says so.
+        assert result.parseoutcomes().get("passed") == 1, output
+        assert "could not revert" in output or "unreachable" in output, output
+    finally:
+        assert fault_lab.run_inside("server1", "pkill -x sshd; sleep 0.3; /usr/sbin/sshd").returncode == 0
+        fault_lab.run_inside("server1", "pkill -x sleep; rm -f /etc/mh-warm-lost.conf; true")

@@ -1,0 +1,122 @@
+"""pytest-mh's public API on pytest-mh-ansible: existing pytest-mh suites run unchanged on an Ansible inventory.
+
+Opt in with ``-p pytest_mh_ansible.compat.plugin`` (``addopts`` in ``pytest.ini``): then
+``import pytest_mh`` (and ``pytest_mh.conn``, ``pytest_mh.cli``, ``pytest_mh.utils.fs``, ...) gives
+this package. Without it nothing changes, and a real pytest-mh installed beside stays importable.
+See ``docs/migrating-from-pytest-mh.md`` for every name and its status.
+
+Example (a pytest-mh suite's conftest.py, unchanged)::
+
+    from pytest_mh import MultihostPlugin
+    from framework.config import MyConfig
+
+    pytest_plugins = ("pytest_mh",)
+
+    def pytest_plugin_registered(plugin):
+        if isinstance(plugin, MultihostPlugin):
+            plugin.config_class = MyConfig
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
+
+import pytest
+
+from .. import BackupTopologyController as _BackupTopologyController
+from .. import (
+    KnownTopologyBase,
+    KnownTopologyGroupBase,
+    MultihostFixture,
+    TeardownExceptionGroup,
+    Topology,
+    TopologyDomain,
+    TopologyMark,
+)
+from .. import TopologyController as _TopologyController
+from .config import MultihostConfig, MultihostDomain, MultihostPlugin
+from .host import MultihostBackupHost, MultihostHost, MultihostOSFamily
+from .itemdata import MultihostItemData
+from .logger import MultihostLogger
+from .role import MultihostRole
+from .utility import (
+    MultihostReentrantUtility,
+    MultihostUtility,
+    mh_utility,
+    mh_utility_ignore_use,
+    mh_utility_postpone_setup,
+    mh_utility_used,
+)
+
+ConfigT = TypeVar("ConfigT")
+
+
+class TopologyController(_TopologyController, Generic[ConfigT]):
+    """pytest-mh's ``TopologyController[ConfigType]``: this project's controller, subscriptable as there.
+
+    Its hooks get the topology's hosts by their fixture names (``topology_setup(self, client, server)``).
+    """
+
+
+class BackupTopologyController(_BackupTopologyController, TopologyController[ConfigT], Generic[ConfigT]):
+    """pytest-mh's ``BackupTopologyController[ConfigType]``: backs the topology's backup hosts up after
+    ``topology_setup`` and restores them after each test (hosts need ``auto_restore=False``)."""
+
+
+MultihostArtifactsType: TypeAlias = Literal[
+    "pytest_setup", "pytest_teardown", "topology_setup", "topology_teardown", "test"
+]
+MultihostArtifactsMode: TypeAlias = Literal["never", "on-failure", "always"]
+MultihostOutcome: TypeAlias = Literal["passed", "failed", "skipped", "error", "unknown"]
+
+
+def mh_fixture(fn: Callable[..., Any] | None = None, *, scope: str = "function") -> Any:
+    """pytest-mh's ``@mh_fixture``: a fixture that receives role objects by their topology fixture names.
+
+    Here role fixtures are real pytest fixtures, so this is ``pytest.fixture`` (function scope,
+    as in pytest-mh). Usable as ``@mh_fixture``, ``@mh_fixture()`` or ``@mh_fixture(scope="function")``.
+
+    Example::
+
+        @mh_fixture
+        def motd(client: Client):
+            return client.fs.read("/etc/motd")
+    """
+    if scope != "function":
+        raise ValueError(f"mh_fixture supports only scope='function' (as pytest-mh), got {scope!r}")
+    if fn is None:
+        return pytest.fixture
+    return pytest.fixture(fn)
+
+
+__all__ = [
+    "BackupTopologyController",
+    "KnownTopologyBase",
+    "KnownTopologyGroupBase",
+    "MultihostArtifactsMode",
+    "MultihostArtifactsType",
+    "MultihostBackupHost",
+    "MultihostConfig",
+    "MultihostDomain",
+    "MultihostFixture",
+    "MultihostHost",
+    "MultihostItemData",
+    "MultihostLogger",
+    "MultihostOSFamily",
+    "MultihostOutcome",
+    "MultihostPlugin",
+    "MultihostReentrantUtility",
+    "MultihostRole",
+    "MultihostUtility",
+    "TeardownExceptionGroup",
+    "Topology",
+    "TopologyController",
+    "TopologyDomain",
+    "TopologyMark",
+    "mh_fixture",
+    "mh_utility",
+    "mh_utility_ignore_use",
+    "mh_utility_postpone_setup",
+    "mh_utility_used",
+]

@@ -1,0 +1,1 @@
+"""An example pytest-mh framework package: config, hosts, roles, utilities, topologies."""

@@ -1,0 +1,112 @@
+"""The journal recorder's inverses: what is recorded, what is said, and never "reverted" for nothing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_mh_ansible import ModuleResult, RollbackJournal
+from pytest_mh_ansible._private.rollback.inverses import JournalRecorder
+
+
+@dataclass
+class _Out:
+    stdout: str
+    rc: int = 0
+
+
+@dataclass
+class _Conn:
+    answers: dict[str, str]
+
+    def run(self, command: str, **kwargs: Any) -> _Out:
+        return _Out(next((out for key, out in self.answers.items() if key in command), ""))
+
+
+@dataclass
+class _Modules:
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def run(self, module: str, args: Any = None, **kwargs: Any) -> ModuleResult:
+        self.calls.append((module, {**(args or {}), **kwargs}))
+        return ModuleResult.from_raw("server1", module, {"changed": True})
+
+
+@dataclass
+class _Host:
+    name: str = "server1"
+    conn: _Conn = field(default_factory=lambda: _Conn({}))
+    ansible: _Modules = field(default_factory=_Modules)
+
+
+def _changed(module: str) -> ModuleResult:
+    return ModuleResult.from_raw("server1", module, {"changed": True})
+
+
+def test_recorder__second_change_of_a_snapshotted_path__no_reverted_line_of_its_own() -> None:
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    host: Any = _Host()
+    journal.open("test")
+    for content in ("a", "b"):
+        token = recorder.prepare(
+            host, "ansible.builtin.copy", {"dest": "/etc/a.conf", "content": content}, revert_paths=None
+        )
+        recorder.commit(token, _changed("ansible.builtin.copy"))
+    journal.close("test")
+    assert journal.history == [
+        "[server1] changed: ansible.builtin.copy dest=/etc/a.conf",
+        "[server1] changed: ansible.builtin.copy dest=/etc/a.conf (nothing to undo of its own: an earlier snapshot "
+        "in this scope restores these paths)",
+        "[server1] reverted: ansible.builtin.copy dest=/etc/a.conf",
+    ]
+    assert [module for module, _ in host.ansible.calls] == [
+        "mh_ansible.rollback.snapshot",
+        "mh_ansible.rollback.restore",
+    ]
+
+
+def test_recorder__latest_on_an_installed_package__not_reverted_never_reverted() -> None:
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    host: Any = _Host(conn=_Conn({"dpkg-query": "tree\n:dpkg:\n"}))
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.apt", {"name": "tree", "state": "latest"}, revert_paths=None)
+    recorder.commit(token, _changed("ansible.builtin.apt"))
+    journal.close("test")
+    assert journal.history == [
+        "[server1] not reverted: ansible.builtin.apt name=tree state=latest: state=latest may have upgraded tree "
+        "(a downgrade is not attempted)"
+    ]
+    assert journal.unreverted == [("test", journal.history[0])]
+    assert host.ansible.calls == []
+
+
+def test_recorder__latest_installing_a_new_package__removed_and_upgrade_of_the_other_noted() -> None:
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    host: Any = _Host(conn=_Conn({"dpkg-query": "tree\n:dpkg:\n"}))
+    journal.open("test")
+    token = recorder.prepare(
+        host, "ansible.builtin.apt", {"name": ["tree", "jq"], "state": "latest"}, revert_paths=None
+    )
+    recorder.commit(token, _changed("ansible.builtin.apt"))
+    journal.close("test")
+    assert [line for _, line in journal.unreverted] == [
+        "[server1] not reverted: ansible.builtin.apt name=['tree', 'jq'] state=latest: "
+        "state=latest may have upgraded tree (a downgrade is not attempted)"
+    ]
+    assert host.ansible.calls == [
+        ("ansible.builtin.apt", {"name": ["jq"], "state": "absent", "purge": True, "autoremove": True})
+    ]
+
+
+def test_recorder__call_interrupted_in_flight__inverse_recorded_as_for_a_change() -> None:
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    host: Any = _Host()
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.copy", {"dest": "/etc/a.conf"}, revert_paths=None)
+    interrupted = ModuleResult.from_raw("server1", "ansible.builtin.copy", {"changed": True, "mh_interrupted": True})
+    recorder.commit(token, interrupted)
+    assert journal.pending() == ["[server1] ansible.builtin.copy dest=/etc/a.conf (interrupted in flight)"]
