@@ -14,6 +14,7 @@ See bench/README.md, "Comparison with pytest-mh", for what each figure measures.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -64,8 +65,9 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "ssh, pipelining + ControlPersist (default)": {},
     "ssh, pipelining off": {"ansible_ssh_pipelining": False},
     "ssh, ControlPersist off": {"ansible_ssh_args": "-C -o ControlMaster=no -o ControlPath=none"},
-    "paramiko": {"ansible_connection": "paramiko", "ansible_host_key_checking": False},
 }
+if importlib.util.find_spec("ansible.plugins.connection.paramiko_ssh") is not None:  # removed in ansible-core 2.21
+    SETTINGS["paramiko"] = {"ansible_connection": "paramiko", "ansible_host_key_checking": False}
 
 
 class BenchError(RuntimeError):

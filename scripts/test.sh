@@ -1,51 +1,132 @@
 #!/usr/bin/env bash
-# The project's tests, as CI runs them: install everything, lint, unit and functional tests (pytest 9 and 8),
-# the collection's unit tests, then the integration tests on lab hosts against the built wheel, installed
-# into a fresh virtualenv. Nothing is taken from PATH but the system's tools: every program of Python's
-# side comes from the virtualenvs this script makes.
+# The project's tests, as CI runs them: install everything, lint, unit and functional tests on each
+# supported ansible-core (2.19 on Python 3.11 with pytest 9, 2.20 on 3.12 with pytest 8, 2.21 on 3.13 with pytest 9),
+# the collection's unit tests, then the integration tests on lab hosts against the built wheel,
+# installed into fresh virtualenvs, on the oldest (2.19 / 3.11) and the newest (2.21 / 3.13) ansible-core.
+# Nothing is taken from PATH but the system's tools: every program of Python's side comes from the
+# virtualenvs this script makes. Python 3.12 and 3.13 come from pyenv, at a fixed place (PYENV_ROOT,
+# default $HOME/.pyenv), or from MH_PYTHON312 / MH_PYTHON313; without them the run fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Every step's duration, printed at the end (and when a step fails).
+STEPS=()
+step_name=""
+step_started=0
+step() {
+    step_done
+    step_name=$1
+    step_started=$SECONDS
+    echo "== $1"
+}
+step_done() {
+    if [ -n "$step_name" ]; then
+        STEPS+=("$(printf '%4d s  %s' $((SECONDS - step_started)) "$step_name")")
+        step_name=""
+    fi
+}
+cleanup() {
+    local rc=$?
+    step_done
+    # Labs are torn down by their fixtures; this catches a run that was killed half-way.
+    # (names as tests/integration/labname.py makes them: suffix, then the xdist worker; one process for all)
+    .venv/bin/python - "${MH_TEST_LAB_SUFFIX:-}" >/dev/null 2>&1 <<'EOF' || true
+import sys
+from pytest_mh_ansible._private.cli import main
+for base in "mhcore mheng mhlabt mhlabt2 mhtransport mhmod mhrep mhutila mhutilb mhwarm mhwfault mhsmoke mhbench webapp".split():
+    for worker in ("", "-0", "-1"):
+        main(["lab", "down", "--name", base + sys.argv[1] + worker])
+EOF
+    echo "== step durations (total $SECONDS s)"
+    printf '%s\n' "${STEPS[@]}"
+    exit "$rc"
+}
+trap cleanup EXIT
+
+pyenv_python() {
+    # The newest pyenv build of Python $1, or the variable that names one; a clear failure otherwise.
+    local version=$1 override=$2 found=""
+    if [ -n "${!override:-}" ]; then
+        found=${!override}
+    else
+        for candidate in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$version".*/bin/python"$version"; do
+            [ -x "$candidate" ] && found=$candidate
+        done
+    fi
+    if [ -z "$found" ] || ! "$found" -c 'import sys, venv' >/dev/null 2>&1; then
+        echo "scripts/test.sh: no Python $version found (looked in ${PYENV_ROOT:-$HOME/.pyenv}/versions/$version.*;" \
+            "set $override=/path/to/python$version). ansible-core 2.20 and 2.21 need it: failing." >&2
+        exit 1
+    fi
+    echo "$found"
+}
+
+core_venv() {
+    # A virtualenv with this checkout (editable), one ansible-core and one pytest: core_venv DIR PYTHON SPEC...
+    local dir=$1 python=$2
+    shift 2
+    if [ ! -x "$dir/bin/python" ]; then
+        "$python" -m venv "$dir"
+    fi
+    "$dir/bin/python" -m pip install -q -e '.[dev]' "$@" >/dev/null
+    echo "$dir: $("$dir/bin/python" --version), ansible-core $("$dir/bin/python" -c 'import ansible.release as r; print(r.__version__)')," \
+        "pytest $("$dir/bin/python" -c 'import pytest; print(pytest.__version__)')"
+}
+
+wheel_venv() {
+    # A fresh virtualenv with the built wheel (not editable), the collections and one ansible-core.
+    local dir=$1 python=$2 spec=$3
+    rm -rf "$dir"
+    "$python" -m venv "$dir"
+    "$dir/bin/python" -m pip install -q --upgrade pip >/dev/null
+    "$dir/bin/python" -m pip install -q "${wheel}[collections]" "$spec" pytest-xdist >/dev/null
+    echo "installed $(basename "$wheel") into $dir: $("$dir/bin/python" --version)," \
+        "ansible-core $("$dir/bin/python" -c 'import ansible.release as r; print(r.__version__)')"
+}
+
+step "setup: system packages, .venv (Python 3.11, ansible-core 2.19)"
+PY312=$(pyenv_python 3.12 MH_PYTHON312)
+PY313=$(pyenv_python 3.13 MH_PYTHON313)
 bash scripts/setup.sh
 PY=.venv/bin
 # A test that needs the lab (or root) fails instead of skipping (tests/conftest.py).
 export MH_TEST_NO_SKIP=1
 
-cleanup() {
-    # Labs are torn down by their fixtures; this catches a run that was killed half-way.
-    for name in mhcore mheng mhlabt mhlabt2 mhtransport mhmod mhrep mhutila mhutilb mhwarm mhwfault mhsmoke mhbench webapp; do
-        "$PY/pytest-mh-ansible" lab down --name "$name" >/dev/null 2>&1 || true
-    done
-}
-trap cleanup EXIT
-
-echo "== lint: ruff, mypy --strict"
+step "lint: ruff, mypy --strict"
 "$PY/ruff" check .
 "$PY/ruff" format --check .
 "$PY/mypy"
+
+step "docs: Sphinx, warnings as errors"
 bash scripts/docs.sh
 
-echo "== unit and functional tests (pytest $("$PY/pytest" --version | awk '{print $2}'))"
+step "unit and functional tests: ansible-core 2.19, Python 3.11, pytest $("$PY/pytest" --version | awk '{print $2}')"
 "$PY/pytest" tests/unit tests/functional -n 2
 
-echo "== the collection's unit tests"
+step "the collection's unit tests"
 (cd collections/ansible_collections/mh_ansible/rollback &&
     PYTHONPATH="$PWD/../../.." "../../../../$PY/pytest" tests/unit -q -p no:cacheprovider)
 
-echo "== functional tests on pytest 8"
-if [ ! -x .venv-pytest8/bin/python ]; then
-    .venv/bin/python -m venv .venv-pytest8
-fi
-.venv-pytest8/bin/python -m pip install -q 'pytest>=8.4,<9' pytest-xdist -e . >/dev/null
-.venv-pytest8/bin/pytest tests/functional -n 2 -q -p no:randomly
+step "setup: .venv-core2.20 (Python 3.12, pytest 8), .venv-core2.21 (Python 3.13, pytest 9)"
+core_venv .venv-core2.20 "$PY312" 'ansible-core>=2.20,<2.21' 'pytest>=8.4,<9'
+core_venv .venv-core2.21 "$PY313" 'ansible-core>=2.21,<2.22' 'pytest>=9,<10'
 
-echo "== the wheel, installed into a fresh virtualenv"
-rm -rf dist .venv-wheel
+step "unit and functional tests: ansible-core 2.20, Python 3.12, pytest 8"
+.venv-core2.20/bin/pytest tests/unit tests/functional -n 2 -q -p no:randomly
+
+step "unit and functional tests: ansible-core 2.21, Python 3.13"
+.venv-core2.21/bin/pytest tests/unit tests/functional -n 2 -q
+
+step "the wheel, installed into fresh virtualenvs (2.19 / Python 3.11, 2.21 / Python 3.13)"
+rm -rf dist
 "$PY/python" -m pip wheel -q --no-deps -w dist . >/dev/null
 wheel=$(ls dist/pytest_mh_ansible-*.whl)
-"$PY/python" -m venv .venv-wheel
-.venv-wheel/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv-wheel/bin/python -m pip install -q "${wheel}[collections]" pytest-xdist >/dev/null
-echo "installed $(basename "$wheel") into .venv-wheel"
+wheel_venv .venv-wheel "$PY/python" 'ansible-core>=2.19,<2.20'
+wheel_venv .venv-wheel-2.21 "$PY313" 'ansible-core>=2.21,<2.22'
 
-echo "== integration tests on lab hosts (the installed wheel)"
-MH_TEST_INSTALLED=1 .venv-wheel/bin/pytest tests/integration tests/collection tests/bench
+# Lab names carry the xdist worker (tests/integration/labname.py), so two workers never share a lab.
+step "integration tests on lab hosts: the installed wheel, ansible-core 2.19, Python 3.11"
+MH_TEST_INSTALLED=1 .venv-wheel/bin/pytest tests/integration tests/collection tests/bench -n 2
+
+step "integration tests on lab hosts: the installed wheel, ansible-core 2.21, Python 3.13"
+MH_TEST_INSTALLED=1 .venv-wheel-2.21/bin/pytest tests/integration tests/collection tests/bench -n 2

@@ -1,4 +1,4 @@
-"""The transport's process-wide preparation of Ansible."""
+"""The transport's process-wide preparation of Ansible, and its errors before any connection."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mh_ansible._private.ansible import transport
+from pytest_mh_ansible import HostUnreachableError
+from pytest_mh_ansible._private.ansible import compat, transport
 
 
 def test_transport__ssh_askpass_helper_found_without_the_virtualenv_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -19,6 +20,19 @@ def test_transport__ssh_askpass_helper_found_without_the_virtualenv_on_path(monk
     assert os.environ["PATH"] == f"/usr/bin:/bin:{bindir}"
     transport._find_ansible_programs()  # once only
     assert os.environ["PATH"] == f"/usr/bin:/bin:{bindir}"
+
+
+def test_transport__paramiko_without_the_plugin_says_it_was_removed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ansible-core 2.21 has no paramiko plugin: the error says so and names the alternative."""
+    from ansible.plugins.loader import connection_loader
+
+    if compat.paramiko_plugin_available():  # 2.19, 2.20: take the plugin away as 2.21 does
+        monkeypatch.setattr(compat, "paramiko_plugin_available", lambda: False)
+        monkeypatch.setattr(connection_loader, "get", lambda *args, **kwargs: None)
+    conn = transport.AnsibleTransport("mh-host", {"ansible_connection": "paramiko", "ansible_host": "10.213.0.99"})
+    with pytest.raises(HostUnreachableError, match=r"mh-host.*'paramiko' was not found.*removed.*2\.21.*ssh"):
+        conn.connect()
+    assert not conn.connected
 
 
 def test_transport__staged_stdin_is_created_private_before_the_copy() -> None:

@@ -4,4 +4,5 @@ It owns reading inventories and vaults (``inventory``, ``vault``), commands and 
 connection plugins (``transport``), module calls in the pytest process (``executor``, the standard
 way) and through a warm agent per host (``warm``, ``warm_agent``, which runs on the target),
 playbooks through ansible-runner (``playbooks``), and the shipped collection (``collection``).
+Every use of an ansible-core API that is not public goes through ``compat``, one function per use.
 """

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from ...errors import HostUnreachableError
 from ..secrets import mask_args, secrets
+from . import compat
 from .collection import collections_dir
 from .inventory import Inventory, _plain
 from .transport import _init_ansible
@@ -179,15 +180,9 @@ class StandardExecutor:
                     "verbosity": 0,
                 }
             )
-        if self._inventory.variable_manager._hostvars is None:
-            from ansible.vars.hostvars import HostVars
-
-            # As TaskQueueManager.run does: makes `hostvars` defined for templates (it registers itself).
-            HostVars(
-                inventory=self._inventory.inventory_manager,
-                variable_manager=self._inventory.variable_manager,
-                loader=self._inventory.loader,
-            )
+        compat.ensure_hostvars(
+            self._inventory.variable_manager, self._inventory.inventory_manager, self._inventory.loader
+        )
         self._configured = True
 
     # --- module calls -------------------------------------------------------------------------
@@ -260,12 +255,9 @@ class StandardExecutor:
         template: bool,
         extra_vars: Mapping[str, Any] | None,
     ) -> dict[str, Any]:
-        from ansible._internal import _task
         from ansible.errors import AnsibleError
-        from ansible.executor.task_executor import TaskExecutor
         from ansible.playbook.play import Play
         from ansible.playbook.play_context import PlayContext
-        from ansible.plugins import loader as plugin_loader
 
         inventory_host = self._inventory.inventory_manager.get_host(host)
         if inventory_host is None:
@@ -307,18 +299,16 @@ class StandardExecutor:
                 self._cp_dir = tempfile.mkdtemp(prefix="mh-cpx-")
             task_vars["ansible_control_path_dir"] = self._cp_dir
         play_context = PlayContext(play=play)
-        with self._prepare(host, task_vars), _task.TaskContext(task):
-            executor = TaskExecutor(
-                inventory_host,
-                task,
-                task_vars,
-                play_context,
-                loader,
-                plugin_loader.get_plugin_loader_namespace(),
-                _NullQueue(),
-                variable_manager,
+        with self._prepare(host, task_vars):
+            raw = compat.execute_task(
+                host=inventory_host,
+                task=task,
+                task_vars=task_vars,
+                play_context=play_context,
+                loader=loader,
+                variable_manager=variable_manager,
+                queue=_NullQueue(),
             )
-            raw = executor.run()
         return {str(key): _plain_result(value) for key, value in raw.items()}
 
 
@@ -333,15 +323,12 @@ def _forget_plain_collection_imports() -> None:
     """
     import sys
 
-    def by_ansible(module: Any) -> bool:
-        return type(getattr(module, "__loader__", None)).__module__.startswith("ansible.utils.collection_loader")
-
     names = [name for name in sys.modules if name == "ansible_collections" or name.startswith("ansible_collections.")]
     root = sys.modules.get("ansible_collections")
-    if root is not None and not by_ansible(root):
+    if root is not None and not compat.imported_by_collection_loader(root):
         plain = names  # under a root from sys.path, nothing is Ansible's
     else:
-        plain = [name for name in names if not by_ansible(sys.modules[name])]
+        plain = [name for name in names if not compat.imported_by_collection_loader(sys.modules[name])]
     for name in plain:
         del sys.modules[name]
     if plain:
@@ -350,11 +337,9 @@ def _forget_plain_collection_imports() -> None:
 
 def _plain_result(value: Any) -> Any:
     """A result value as plain Python data: Ansible's error summaries become their text."""
-    from ansible._internal._display_utils import format_message
-    from ansible.module_utils._internal._messages import SummaryBase
-
-    if isinstance(value, SummaryBase):
-        return format_message(value, False)
+    text = compat.summary_text(value)
+    if text is not None:
+        return text
     if isinstance(value, Mapping):
         return {str(k): _plain_result(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
@@ -435,31 +420,19 @@ def _display_to_logging(host: str) -> Iterator[None]:
     """Send everything Ansible's Display would print to the ``pytest_mh_ansible.ansible`` logger.
 
     Display writes straight to the process's stdout/stderr, which would end up in pytest's
-    output; warnings are collected by a deferred-warning context (ansible-core >= 2.19).
+    output; warnings are collected by a deferred-warning context.
     """
-    from ansible._internal._display_utils import DeferredWarningContext, format_message
-    from ansible.utils.display import Display
-
-    display = Display()
 
     def to_log(msg: str, *args: Any, stderr: bool = False, **kwargs: Any) -> None:
         text = secrets.mask(str(msg)).strip()
         if text:
             ansible_logger.log(logging.INFO if stderr else logging.DEBUG, "%s: %s", host, text)
 
-    saved = display.__dict__.get("display")
-    display.display = to_log
-    try:
-        with DeferredWarningContext(variables={}) as ctx:
-            try:
-                yield
-            finally:
-                for deprecation in ctx.get_deprecation_warnings():
-                    ansible_logger.debug("%s: %s", host, secrets.mask(format_message(deprecation, False)))
-                for warning in ctx.get_warnings():
-                    ansible_logger.warning("%s: %s", host, secrets.mask(format_message(warning, False)))
-    finally:
-        if saved is None:
-            display.__dict__.pop("display", None)
-        else:
-            display.display = saved
+    with (
+        compat.display_methods_replaced(display=to_log),
+        compat.deferred_warnings(
+            lambda text: ansible_logger.warning("%s: %s", host, secrets.mask(text)),
+            lambda text: ansible_logger.debug("%s: %s", host, secrets.mask(text)),
+        ),
+    ):
+        yield

@@ -16,11 +16,11 @@ from ansible.parsing.vault import AnsibleVaultError, EncryptedString, VaultHelpe
 from ansible.plugins.loader import init_plugin_loader
 from ansible.template import Templar
 from ansible.utils.collection_loader import AnsibleCollectionConfig
-from ansible.utils.display import Display
 from ansible.vars.manager import VariableManager
 
 from ...errors import InventoryError
 from ..secrets import secrets
+from . import compat
 from .vault import (
     VaultSecrets,
     check_inline_vault,
@@ -322,21 +322,14 @@ class _DisplayCapture:
 @contextlib.contextmanager
 def _captured_display() -> Iterator[_DisplayCapture]:
     """Silence Ansible's Display (a process-wide singleton) and collect what it would print."""
-    display = Display()
     capture = _DisplayCapture()
-    names = ("warning", "deprecated", "error_as_warning", "error")
-    saved = {name: display.__dict__[name] for name in names if name in display.__dict__}
-    for name in names:
-        if hasattr(display, name):
-            setattr(display, name, getattr(capture, name))
-    try:
+    with compat.display_methods_replaced(
+        warning=capture.warning,
+        deprecated=capture.deprecated,
+        error_as_warning=capture.error_as_warning,
+        error=capture.error,
+    ):
         yield capture
-    finally:
-        for name in names:
-            if name in saved:
-                setattr(display, name, saved[name])
-            else:
-                display.__dict__.pop(name, None)
 
 
 class _TrackingInventoryManager(InventoryManager):  # type: ignore[misc]
@@ -362,7 +355,7 @@ class _TrackingInventoryManager(InventoryManager):  # type: ignore[misc]
         finally:
             self._mh_capture.source_stack.pop()
         # Nested directories of a directory source may legitimately hold no inventory.
-        if not os.path.isdir(source) or source in self._sources:
+        if not os.path.isdir(source) or source in compat.inventory_sources(self):
             self._mh_parsed[source] = parsed
         return parsed
 
@@ -412,8 +405,8 @@ def _describe(err: Any) -> str:
         col = getattr(origin, "col_num", None)
         message += f" (line {line}" + (f", column {col})" if col else ")")
     # e.g. the script plugin puts the script's stderr here
-    help_text = getattr(err, "_help_text", None)
-    if isinstance(help_text, str) and help_text.strip():
+    help_text = compat.error_help_text(err)
+    if help_text and help_text.strip():
         message += f"\n{help_text.strip()}"
     return message
 
@@ -430,13 +423,7 @@ def _forget_vars_files_cache() -> None:
     The builtin host_group_vars plugin caches, per process, which vars files exist and
     which group_vars/host_vars directories do not; a later load would miss new files.
     """
-    import sys
-
-    module = sys.modules.get("ansible.plugins.vars.host_group_vars")
-    for name in ("FOUND", "NAK", "CANONICAL_PATHS"):
-        cache = getattr(module, name, None)
-        if isinstance(cache, dict | set):
-            cache.clear()
+    compat.forget_vars_files_cache()
 
 
 def _resolve_source(source: str, base: str) -> tuple[str, str]:

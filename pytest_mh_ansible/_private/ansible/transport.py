@@ -22,6 +22,7 @@ from typing import Any
 
 from ...errors import HostUnreachableError, ProcessError, ProcessTimeoutError
 from ..secrets import secrets
+from . import compat
 
 __all__ = ["KILL_AFTER", "AnsibleTransport"]
 
@@ -68,21 +69,13 @@ def _quiet_ansible(host: str) -> Iterator[None]:
     """Send Ansible's warnings and deprecations to our logger instead of the terminal.
 
     Display writes to stdout/stderr, which pytest captures or shows; inside a deferred
-    warning context (ansible-core >= 2.19) they are collected, and we log them here.
+    warning context they are collected, and we log them here.
     """
-    try:
-        from ansible._internal._display_utils import DeferredWarningContext, format_message
-    except ImportError:  # pragma: no cover - older ansible-core prints them, nothing to capture
+    with compat.deferred_warnings(
+        lambda text: logger.warning("%s: ansible: %s", host, secrets.mask(text)),
+        lambda text: logger.debug("%s: ansible: %s", host, secrets.mask(text)),
+    ):
         yield
-        return
-    with DeferredWarningContext(variables={}) as ctx:
-        try:
-            yield
-        finally:
-            for deprecation in ctx.get_deprecation_warnings():
-                logger.debug("%s: ansible: %s", host, secrets.mask(format_message(deprecation, False)))
-            for warning in ctx.get_warnings():
-                logger.warning("%s: ansible: %s", host, secrets.mask(format_message(warning, False)))
 
 
 class AnsibleTransport:
@@ -126,7 +119,7 @@ class AnsibleTransport:
     @property
     def connection_name(self) -> str:
         """The connection plugin in use (``ssh``, ``paramiko``, ``local``, ...), once connected."""
-        return str(self._conn._load_name) if self._conn is not None else ""
+        return compat.plugin_load_name(self._conn) if self._conn is not None else ""
 
     @property
     def control_path_dir(self) -> str | None:
@@ -194,7 +187,7 @@ class AnsibleTransport:
                     ansible_playbook_pid=str(os.getpid()),
                 )
                 if conn is None:
-                    raise AnsibleError(f"the connection plugin {name!r} was not found")
+                    raise AnsibleError(f"the connection plugin {name!r} was not found{_missing_plugin_hint(name)}")
                 self._set_options(conn, tvars, templar)
                 # Loaded even without ansible_become: a single call may still ask for become.
                 method = str(tvars.get("ansible_become_method") or C.DEFAULT_BECOME_METHOD)
@@ -206,12 +199,9 @@ class AnsibleTransport:
                 with contextlib.suppress(KeyError):
                     self._become_default_user = plugin.get_option("become_user")
                 if _is_paramiko(conn):
-                    # The plugin caches clients per address and user in a process-wide dict, so two
-                    # transports (other port, other password) would share one: give ours its own key.
-                    key = f"{conn._cache_key()}mh-{uuid.uuid4().hex}"
-                    conn._cache_key = lambda: key
-                    conn._connect_sftp = lambda: conn.ssh.open_sftp()  # noqa: PLW0108 - conn.ssh is set later
-                conn._connect()
+                    # Two transports to one address (other port, other password) must not share a client.
+                    compat.isolate_paramiko_client(conn)
+                compat.open_connection(conn)
                 self._after_connect(conn)
             except Exception as err:
                 self._exit_master(None)
@@ -220,8 +210,8 @@ class AnsibleTransport:
 
     def _set_options(self, conn: Any, tvars: dict[str, Any], templar: Any) -> None:
         """Connection and shell plugin options from the host's variables, then our own adjustments."""
-        conn.set_options(task_keys={}, var_options=conn._resolve_option_variables(tvars, templar))
-        self._set_plugin_options(conn._shell, "shell", tvars, templar)
+        conn.set_options(task_keys={}, var_options=compat.resolve_connection_vars(conn, tvars, templar))
+        self._set_plugin_options(compat.connection_shell(conn), "shell", tvars, templar)
         if conn.has_option("use_tty"):  # ssh: -tt merges stderr into stdout and turns \n into \r\n
             conn.set_option("use_tty", False)
         if conn.has_option("pty"):  # paramiko: the same, for the same reason
@@ -235,7 +225,7 @@ class AnsibleTransport:
     def _set_plugin_options(plugin: Any, plugin_type: str, tvars: dict[str, Any], templar: Any) -> None:
         from ansible import constants as C
 
-        names = C.config.get_plugin_vars(plugin_type, plugin._load_name)
+        names = C.config.get_plugin_vars(plugin_type, compat.plugin_load_name(plugin))
         plugin.set_options(task_keys={}, var_options={k: templar.template(tvars[k]) for k in names if k in tvars})
 
     def _after_connect(self, conn: Any) -> None:
@@ -259,7 +249,7 @@ class AnsibleTransport:
             return None
         args = [str(conn.get_option("ssh_executable") or "ssh")]
         for option in ("ssh_args", "ssh_common_args", "ssh_extra_args"):
-            args += conn._split_ssh_args(conn.get_option(option) or "")
+            args += compat.split_ssh_args(conn.get_option(option) or "")
         template = getattr(conn, "control_path", None)
         if template and self._cp_dir is not None:  # the plugin added a ControlPath of its own
             args += ["-o", f"ControlPath={template % {'directory': self._cp_dir}}"]
@@ -381,7 +371,7 @@ class AnsibleTransport:
         staged: str | None = None
         with _quiet_ansible(self.host):
             try:
-                shell = conn._shell
+                shell = compat.connection_shell(conn)
                 executable = str(self._vars.get("ansible_shell_executable") or _default_executable())
                 payload = command
                 in_data = input
@@ -454,7 +444,7 @@ class AnsibleTransport:
                 value = conn.get_option(option)
                 if value:
                     return str(value)
-        if conn is not None and conn._load_name.endswith("local"):
+        if conn is not None and compat.plugin_load_name(conn).endswith("local"):
             import getpass
 
             return getpass.getuser()
@@ -526,12 +516,19 @@ def _seconds(timeout: float) -> str:
     return str(int(timeout)) if timeout == math.floor(timeout) else f"{timeout:.3f}"
 
 
+def _missing_plugin_hint(name: str) -> str:
+    """Why a connection plugin that used to exist is missing, and what to use instead."""
+    if name.rpartition(".")[2] in ("paramiko", "paramiko_ssh") and not compat.paramiko_plugin_available():
+        return " (ansible-core removed the paramiko plugin in 2.21: use ansible_connection=ssh)"
+    return ""
+
+
 def _is_ssh(conn: Any) -> bool:
-    return str(conn._load_name).rpartition(".")[2] == "ssh"
+    return compat.plugin_load_name(conn).rpartition(".")[2] == "ssh"
 
 
 def _is_paramiko(conn: Any) -> bool:
-    return str(conn._load_name).rpartition(".")[2] in ("paramiko", "paramiko_ssh")
+    return compat.plugin_load_name(conn).rpartition(".")[2] in ("paramiko", "paramiko_ssh")
 
 
 def _paramiko_exec(conn: Any, command: str, in_data: bytes | None, become: Any) -> tuple[int, bytes, bytes]:

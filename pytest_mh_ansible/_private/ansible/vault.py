@@ -22,6 +22,7 @@ from ansible.parsing.vault import (
 
 from ...errors import InventoryError
 from ..secrets import secrets
+from . import compat
 
 __all__ = [
     "NO_PASSWORD_HINT",
@@ -117,12 +118,12 @@ def vault_context(vault_secrets: VaultSecrets) -> Iterator[None]:
     context is swapped in for the block and restored after it.
     """
     with _lock:
-        saved = VaultSecretsContext._current
-        VaultSecretsContext._current = VaultSecretsContext(vault_secrets)
+        saved = compat.vault_secrets_context()
+        compat.replace_vault_secrets_context(VaultSecretsContext(vault_secrets))
         try:
             yield
         finally:
-            VaultSecretsContext._current = saved
+            compat.replace_vault_secrets_context(saved)
 
 
 def install_vault_context(vault_secrets: VaultSecrets) -> None:
@@ -133,7 +134,7 @@ def install_vault_context(vault_secrets: VaultSecrets) -> None:
     """
     global _installed
     with _lock:
-        current = VaultSecretsContext._current
+        current = compat.vault_secrets_context()
         if current is not None and current is not _installed:
             return
         if current is None and not vault_secrets:
@@ -142,7 +143,7 @@ def install_vault_context(vault_secrets: VaultSecrets) -> None:
         if current is None:
             VaultSecretsContext.initialize(context)
         else:
-            VaultSecretsContext._current = context
+            compat.replace_vault_secrets_context(context)
         _installed = context
 
 
@@ -263,15 +264,11 @@ def check_inline_vault(value: Any, key: str, vault_secrets: VaultSecrets, host: 
 
 
 def origin_of(value: Any, base: str) -> tuple[str, int | None] | None:
-    """Where a value was read (file, line), from ansible 2.19's data tags."""
-    try:
-        from ansible._internal._datatag._tags import Origin
-    except ImportError:  # pragma: no cover - before ansible-core 2.19
+    """Where a value was read (file relative to ``base``, line), from ansible-core's data tags."""
+    origin = compat.value_origin(value)
+    if origin is None:
         return None
-    origin = Origin.get_tag(value)
-    if origin is None or not origin.path:
-        return None
-    return display_path(origin.path, base), origin.line_num
+    return display_path(origin[0], base), origin[1]
 
 
 def add_secret_leaves(data: Any) -> None:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..secrets import secrets
+from . import compat
 from .executor import StandardExecutor, _lock
 from .executor_choice import ExecutorName, executor_for_host
 from .inventory import Inventory
@@ -75,7 +76,6 @@ _READY = b"\nMHWARM-READY\n"
 
 # Which executor serves the TaskExecutor run of this thread right now (None: standard).
 _active: contextvars.ContextVar[_Router | None] = contextvars.ContextVar("mh_warm_router", default=None)
-_installed = False
 
 
 _PROTOCOL = 1
@@ -358,6 +358,9 @@ class _Router:
         except _Fallback as reason:
             return self._fallback(action, original, cmd, kwargs, str(reason))
         rc, out, err = served
+        process_result = kwargs.get("process_result")  # ansible-core 2.21+: e.g. PowerShell's CLIXML stderr
+        if process_result is not None:
+            rc, out, err = process_result(rc, out, err)
         self.served += 1
         errors = kwargs.get("encoding_errors", "surrogate_then_replace")
         from ansible.module_utils.common.text.converters import to_text
@@ -409,11 +412,11 @@ class _AgentPool:
     def serve(
         self, host: str, action: Any, command: _Command, payload: bytes, *, sudoable: bool
     ) -> tuple[int, bytes, bytes]:
-        conn = action._connection
+        conn = compat.action_connection(action)
         transport = _transport_name(conn)
         become = _become_for(action, sudoable)
         become_key = f"{become.name}:{become.get_option('become_user')}" if become is not None else "-"
-        user = str(action._get_remote_user() or "")
+        user = compat.action_remote_user(action) or ""
         key = (host, transport, user, become_key, command.interpreter)
         label = f"{host} ({user or 'default user'}" + (f", become {become_key}" if become else "") + ")"
         slot = self._slots.setdefault(key, _Slot())
@@ -423,7 +426,7 @@ class _AgentPool:
         if transport == "local":
             # The local plugin's command inherits pytest's environment and runs in the play's basedir.
             header["env"] = dict(os.environ)
-            header["cwd"] = action._loader.get_basedir()
+            header["cwd"] = compat.action_basedir(action)
         for _attempt in (1, 2):
             if slot.agent is not None and not slot.agent.channel.alive():
                 with contextlib.suppress(Exception):
@@ -528,7 +531,7 @@ def _connection_failure(action: Any) -> Exception | None:
 
     failure: Exception | None = None
     try:
-        action._connection.exec_command("true", sudoable=False)
+        compat.action_connection(action).exec_command("true", sudoable=False)
     except AnsibleConnectionFailure as err:
         failure = err
     except Exception as err:  # a plugin that fails otherwise: treat it as a lost host, with its message
@@ -537,17 +540,17 @@ def _connection_failure(action: Any) -> Exception | None:
 
 
 def _transport_name(conn: Any) -> str:
-    return str(getattr(conn, "_load_name", "") or conn.transport).rsplit(".", 1)[-1]
+    return compat.plugin_load_name(conn).rsplit(".", 1)[-1]
 
 
 def _become_for(action: Any, sudoable: bool) -> Any:
     """The become plugin that Ansible would wrap this command with, or None (ActionBase's rule)."""
     from ansible import constants as C
 
-    conn = action._connection
+    conn = compat.action_connection(action)
     if not (sudoable and conn.become):
         return None
-    ruser = action._get_remote_user()
+    ruser = compat.action_remote_user(action)
     buser = action.get_become_option("become_user")
     if C.BECOME_ALLOW_SAME_USER or buser != ruser or not any((ruser, buser)):
         return conn.become
@@ -556,22 +559,22 @@ def _become_for(action: Any, sudoable: bool) -> Any:
 
 def _open_channel(action: Any, become: Any, interpreter: str) -> tuple[_Channel, str | None]:
     """Start the boot command over the action's connection; (channel, become password to send)."""
-    conn = action._connection
+    conn = compat.action_connection(action)
     boot = f"{shlex.quote(interpreter)} -c {shlex.quote(_BOOT)}"
     password: str | None = None
     if become is not None:
-        boot = become.build_become_command(boot, conn._shell)
+        boot = become.build_become_command(boot, compat.connection_shell(conn))
         if getattr(become, "prompt", None):
             if become.name != "sudo":
                 raise _Fallback(f"become method {become.name} asks for a password on a terminal")
             password = str(become.get_option("become_pass"))
-    executable = action._play_context.executable
+    executable = compat.action_executable(action)
     if conn.allow_executable and executable:
         boot = f"{executable} -c {shlex.quote(boot)}"
     name = _transport_name(conn)
     if name == "ssh":
-        conn.host = conn.get_option("host") or conn._play_context.remote_addr
-        conn_password = conn.get_option("password") or conn._play_context.password
+        conn.host = conn.get_option("host") or compat.connection_play_context(conn).remote_addr
+        conn_password = conn.get_option("password") or compat.connection_play_context(conn).password
         extra: tuple[str, ...] = ()
         if conn_password and conn.get_option("password_mechanism") != "sshpass":
             # ssh_askpass hands the password to one ssh process only: log in through Ansible's own
@@ -582,7 +585,7 @@ def _open_channel(action: Any, become: Any, interpreter: str) -> tuple[_Channel,
             if rc != 0:
                 raise _Fallback("ssh password login failed")
             extra = ("-o", "BatchMode=yes")
-        argv = conn._build_command(conn.get_option("ssh_executable"), "ssh", *extra, conn.host, boot)
+        argv = compat.ssh_command_line(conn, *extra, conn.host, boot)
         pipe = getattr(conn, "sshpass_pipe", None)
         try:
             channel = _ProcessChannel(argv, shell=False, cwd=None, pass_fds=tuple(pipe or ()))
@@ -596,30 +599,21 @@ def _open_channel(action: Any, become: Any, interpreter: str) -> tuple[_Channel,
                 os.close(pipe[1])
         return channel, password
     if name == "local":
-        return _ProcessChannel(boot, shell=True, cwd=action._loader.get_basedir()), password
+        return _ProcessChannel(boot, shell=True, cwd=compat.action_basedir(action)), password
     raise _Fallback(f"the {name} connection has no persistent channel for the warm agent")
 
 
+def _dispatch(action: Any, original: compat.LowLevelExecute, cmd: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Where every action plugin's command goes: the active router of this thread, else Ansible's own path."""
+    router = _active.get()
+    if router is None:
+        return dict(original(action, cmd, **kwargs))
+    return router.execute(action, original, cmd, **kwargs)
+
+
 def _install_hook() -> None:
-    """Route ``ActionBase._low_level_execute_command`` through the active router (once per process)."""
-    global _installed
-    if _installed:
-        return
-    from ansible.plugins.action import ActionBase
-
-    original = ActionBase._low_level_execute_command
-
-    def _low_level_execute_command(self: Any, cmd: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        router = _active.get()
-        if router is None:
-            return dict(original(self, cmd, *args, **kwargs))
-        for name, value in zip(("sudoable", "in_data", "executable", "encoding_errors", "chdir"), args, strict=False):
-            kwargs[name] = value
-        return router.execute(self, original, cmd, **kwargs)
-
-    _low_level_execute_command.__wrapped__ = original  # type: ignore[attr-defined]
-    ActionBase._low_level_execute_command = _low_level_execute_command
-    _installed = True
+    """Route the commands of action plugins through the active router (installed once per process)."""
+    compat.route_low_level_execute_command(_dispatch)
 
 
 class WarmExecutor(StandardExecutor):

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 
 import compat_suite
 
+from pytest_mh_ansible._private.ansible import compat as ansible_compat
 from pytest_mh_ansible.lab import Lab
 
 pytestmark = pytest.mark.integration
@@ -55,12 +56,16 @@ def _check(run: dict[str, Any]) -> dict[str, str]:
     return results
 
 
+# ansible-core 2.21 removed the paramiko connection plugin: there this run goes over ssh.
+PARAMIKO_OR_SSH = "paramiko" if ansible_compat.paramiko_plugin_available() else "ssh"
+
+
 def test_compat_suite__runs_unchanged_through_the_layer_on_paramiko(
     lab: Lab, configs: tuple[Path, Path, dict[str, Path]]
 ) -> None:
     work, mhc, inventories = configs
     before = compat_suite.fingerprints(lab)
-    run = compat_suite.run_suite("ours-paramiko", work, mhc, inventories["paramiko"])
+    run = compat_suite.run_suite(f"ours-{PARAMIKO_OR_SSH}", work, mhc, inventories[PARAMIKO_OR_SSH])
     results = _check(run)
     assert len(results) == 22
     assert compat_suite.fingerprints(lab) == before

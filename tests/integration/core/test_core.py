@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -155,25 +157,32 @@ COMMANDS_TEST = PAIR + textwrap.dedent("""
 """)
 
 
-def _ssh_processes(addresses: set[str]) -> set[str]:
-    """ssh processes to these addresses, and ControlMasters ("ssh: <tmp>/mh-cp-.../<hash> [mux]")."""
+def _ssh_processes(addresses: set[str], tmpdir: str) -> set[str]:
+    """ssh processes to these addresses, and ControlMasters in ``tmpdir`` ("ssh: <tmpdir>/mh-cp-.../<hash> [mux]")."""
     processes = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout
     return {
         line.strip()
         for line in processes.splitlines()
-        if "ssh" in line and ("/mh-cp-" in line or any(address in line.split() for address in addresses))
+        if "ssh" in line and (f"{tmpdir}/mh-cp-" in line or any(address in line.split() for address in addresses))
     }
 
 
-def test_core__commands_on_lab_hosts(pytester: pytest.Pytester, core_lab: Lab) -> None:
+def test_core__commands_on_lab_hosts(pytester: pytest.Pytester, core_lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
     addresses = {host.address for host in core_lab.hosts}
-    before = _ssh_processes(addresses)
-    pytester.makepyfile(test_cmds=COMMANDS_TEST)
-    result = run(pytester, "-i", str(core_lab.inventory_path), "-o", "mh_default_domain=app", "-v")
-    result.assert_outcomes(passed=4)
-    # The session closed its connections: no ssh process (ControlMaster included) of it is left.
-    left = _ssh_processes(addresses) - before
-    assert left == set()
+    # The session's ControlMaster directories go to a TMPDIR of its own: another xdist worker's masters
+    # are not this session's. Short, as a socket path is (108 bytes).
+    tmpdir = tempfile.mkdtemp(prefix="mhc", dir="/tmp")
+    monkeypatch.setenv("TMPDIR", tmpdir)
+    try:
+        before = _ssh_processes(addresses, tmpdir)
+        pytester.makepyfile(test_cmds=COMMANDS_TEST)
+        result = run(pytester, "-i", str(core_lab.inventory_path), "-o", "mh_default_domain=app", "-v")
+        result.assert_outcomes(passed=4)
+        # The session closed its connections: no ssh process (ControlMaster included) of it is left.
+        left = _ssh_processes(addresses, tmpdir) - before
+        assert left == set()
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 BECOME_TEST = textwrap.dedent("""

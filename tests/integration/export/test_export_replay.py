@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import SECRET
 
 from pytest_mh_ansible.lab import Lab
 
@@ -174,11 +173,12 @@ def test_export__replayed_on_fresh_hosts_gives_the_failure_state(
         assert delta(facts(states["start"][host]), state(export_lab, host)) == {}
 
     # No secret of the inventory in any exported file.
-    root_password = yaml.safe_load(export_lab.inventory_path.read_text())["all"]["hosts"]["server1"]["ansible_password"]
+    server1 = yaml.safe_load(export_lab.inventory_path.read_text())["all"]["hosts"]["server1"]
+    secret, root_password = server1["app_password"], server1["ansible_password"]
     for path in export.rglob("*"):
         if path.is_file():
             text = path.read_text(errors="replace")
-            for value in (SECRET, root_password):
+            for value in (secret, root_password):
                 assert value not in text, f"{path.relative_to(export)} holds a secret"
 
     # Point the exported inventory at the fresh hosts (what a user does to replay elsewhere).
@@ -194,7 +194,7 @@ def test_export__replayed_on_fresh_hosts_gives_the_failure_state(
         line.split(":")[0]: line for line in (export / "secrets.example.yml").read_text().splitlines() if "#" in line
     }
     values = {
-        name: (fresh_inventory["server1"]["ansible_password"] if "ansible_password" in origins[name] else SECRET)
+        name: (fresh_inventory["server1"]["ansible_password"] if "ansible_password" in origins[name] else secret)
         for name in names
     }
     (export / "secrets.yml").write_text(yaml.safe_dump(values))

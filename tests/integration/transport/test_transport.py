@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pytest_mh_ansible._private.ansible import compat
 from pytest_mh_ansible._private.ansible.transport import KILL_AFTER, AnsibleTransport
 from pytest_mh_ansible.conn import Connection
 from pytest_mh_ansible.errors import HostUnreachableError, ProcessError, ProcessTimeoutError
@@ -23,6 +24,9 @@ from pytest_mh_ansible.errors import HostUnreachableError, ProcessError, Process
 pytestmark = pytest.mark.integration
 
 TargetHost = Any  # conftest.TargetHost; conftest modules are not imported by name
+
+SSH_PLUGINS = ["ssh", "paramiko"] if compat.paramiko_plugin_available() else ["ssh"]
+"""The ssh-based connection plugins of the installed ansible-core (2.21 removed paramiko)."""
 
 
 def _connection(name: str, variables: dict[str, Any]) -> Iterator[Connection]:
@@ -45,7 +49,7 @@ def user(target: TargetHost) -> Iterator[Connection]:
     yield from _connection(f"{target.name}-user", target.user_vars)
 
 
-@pytest.fixture(scope="module", params=["ssh", "paramiko"])
+@pytest.fixture(scope="module", params=SSH_PLUGINS)
 def any_ssh(request: pytest.FixtureRequest, target: TargetHost) -> Iterator[Connection]:
     """The non-root user over each ssh-based plugin."""
     variables = {**target.user_vars, "ansible_connection": request.param}
@@ -177,7 +181,7 @@ def test_secrets_never_in_process_error(user: Connection, target: TargetHost) ->
     assert "********" in text
 
 
-@pytest.mark.parametrize("plugin", ["ssh", "paramiko"])
+@pytest.mark.parametrize("plugin", SSH_PLUGINS)
 def test_connect__wrong_ssh_password_is_unreachable(target: TargetHost, plugin: str) -> None:
     wrong = "Wr0ng-ssh-pw-1234"
     variables = {key: value for key, value in target.user_vars.items() if key != "ansible_ssh_private_key_file"} | {
@@ -197,7 +201,7 @@ def test_connect__wrong_ssh_password_is_unreachable(target: TargetHost, plugin: 
     assert time.monotonic() - started < 10
 
 
-@pytest.mark.parametrize("plugin", ["ssh", "paramiko"])
+@pytest.mark.parametrize("plugin", SSH_PLUGINS)
 def test_connect__closed_port_is_unreachable(unused_port: int, plugin: str) -> None:
     variables = {
         "ansible_connection": plugin,
@@ -267,14 +271,26 @@ def test_ansible_leaves_pytest_alone(target: TargetHost, capfd: pytest.CaptureFi
     """No Display output (paramiko's deprecation goes to our log), fds 0-2 and signal handlers untouched."""
     inheritable = [os.get_inheritable(fd) for fd in (0, 1, 2)]
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD)}
-    variables = {**target.root_vars, "ansible_connection": "paramiko", "ansible_host_key_checking": False}
-    with caplog.at_level(logging.DEBUG, logger="pytest_mh_ansible.conn"):
-        for conn in _connection("quiet", variables):
-            conn.run("true")
+    if compat.paramiko_plugin_available():
+        variables = {**target.root_vars, "ansible_connection": "paramiko", "ansible_host_key_checking": False}
+        with caplog.at_level(logging.DEBUG, logger="pytest_mh_ansible.conn"):
+            for conn in _connection("quiet", variables):
+                conn.run("true")
+        assert "paramiko connection plugin is deprecated" in caplog.text
     for conn in _connection("quiet-ssh", target.root_vars):
         conn.run("true")
     out, err = capfd.readouterr()
     assert "WARNING" not in out + err
-    assert "paramiko connection plugin is deprecated" in caplog.text
     assert [os.get_inheritable(fd) for fd in (0, 1, 2)] == inheritable
     assert {sig: signal.getsignal(sig) for sig in handlers} == handlers
+
+
+def test_connect__paramiko_works_or_says_it_was_removed(target: TargetHost) -> None:
+    """Up to ansible-core 2.20 paramiko connects; on 2.21, which removed it, the error says so and names ssh."""
+    variables = {**target.root_vars, "ansible_connection": "paramiko", "ansible_host_key_checking": False}
+    for conn in _connection("paramiko-check", variables):
+        if compat.paramiko_plugin_available():
+            assert conn.run("echo ok").stdout == "ok\n"
+        else:
+            with pytest.raises(HostUnreachableError, match=r"paramiko-check.*'paramiko' was not found.*2\.21.*ssh"):
+                conn.run("true")

@@ -1,0 +1,331 @@
+"""Each private ansible-core API we use, tried against the installed ansible-core (no fakes).
+
+One test per function of ``_private/ansible/compat.py``: when a new ansible-core release moves or
+changes one of them, the test named after it fails here, in CI's run on that release, rather
+than a test run somewhere breaking in a way nobody can trace.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ansible.errors import AnsibleError
+from ansible.inventory.manager import InventoryManager
+from ansible.parsing.dataloader import DataLoader
+from ansible.parsing.vault import EncryptedString, VaultLib, VaultSecret, VaultSecretsContext
+from ansible.playbook.play_context import PlayContext
+from ansible.plugins.loader import connection_loader
+from ansible.template import Templar
+from ansible.utils.display import Display
+from ansible.vars.manager import VariableManager
+
+from pytest_mh_ansible._private.ansible import compat, executor, warm
+from pytest_mh_ansible._private.ansible.transport import _init_ansible
+
+PACKAGE = Path(__file__).resolve().parents[2] / "pytest_mh_ansible"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _ansible() -> None:
+    _init_ansible()
+
+
+@pytest.fixture(scope="module")
+def local() -> Iterator[dict[str, Any]]:
+    """A real inventory with one local host, its variable manager and a loader."""
+    executor._forget_plain_collection_imports()
+    loader = DataLoader()
+    inventory = InventoryManager(loader, sources="localhost,")
+    variable_manager = VariableManager(loader=loader, inventory=inventory)
+    yield {"loader": loader, "inventory": inventory, "variable_manager": variable_manager}
+    loader.cleanup_all_tmp_files()
+
+
+def _run(local: dict[str, Any], task: dict[str, Any]) -> dict[str, Any]:
+    """One task on the local host through compat.execute_task, as the standard executor runs it."""
+    from ansible import context
+    from ansible.module_utils.common.collections import ImmutableDict
+    from ansible.playbook.play import Play
+
+    if "connection" not in context.CLIARGS:
+        context.CLIARGS = ImmutableDict({**dict(context.CLIARGS), "connection": "local", "forks": 1, "verbosity": 0})
+    loader, inventory, variable_manager = local["loader"], local["inventory"], local["variable_manager"]
+    play = Play().load(
+        {"hosts": "localhost", "gather_facts": False, "tasks": [task]}, variable_manager=variable_manager, loader=loader
+    )
+    the_task = play.tasks[0].block[0]
+    host = inventory.get_host("localhost")
+    task_vars = variable_manager.get_vars(play=play, host=host, task=the_task)
+    task_vars.update(ansible_connection="local", ansible_python_interpreter=sys.executable, ansible_pipelining=True)
+    with executor._display_to_logging("localhost"):
+        return compat.execute_task(
+            host=host,
+            task=the_task,
+            task_vars=task_vars,
+            play_context=PlayContext(play=play),
+            loader=loader,
+            variable_manager=variable_manager,
+            queue=executor._NullQueue(),
+        )
+
+
+@pytest.fixture(scope="module")
+def routed(local: dict[str, Any]) -> dict[str, Any]:
+    """A module run locally with every low-level command routed through a recording route."""
+    calls: list[tuple[Any, str, dict[str, Any]]] = []
+
+    def route(action: Any, original: compat.LowLevelExecute, cmd: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        calls.append((action, cmd, dict(kwargs)))
+        return dict(original(action, cmd, **kwargs))
+
+    compat.route_low_level_execute_command(route)
+    try:
+        result = _run(local, {"ansible.builtin.command": {"cmd": "echo routed"}})
+    finally:
+        compat.route_low_level_execute_command(warm._dispatch)  # what the warm executor installs
+    return {"calls": calls, "result": result}
+
+
+def _ssh_plugin(variables: dict[str, Any] | None = None) -> Any:
+    play_context = PlayContext()
+    conn = connection_loader.get("ssh", play_context, new_stdin=None)
+    templar = Templar(loader=DataLoader(), variables=variables or {})
+    conn.set_options(task_keys={}, var_options=compat.resolve_connection_vars(conn, variables or {}, templar))
+    return conn
+
+
+# --- messages -------------------------------------------------------------------------------------------
+
+
+def test_compat__deferred_warnings_collects_instead_of_printing(capsys: pytest.CaptureFixture[str]) -> None:
+    warnings: list[str] = []
+    deprecations: list[str] = []
+    with compat.deferred_warnings(warnings.append, deprecations.append):
+        Display().warning("mh compat: a warning")
+        Display().deprecated("mh compat: an old thing", version="9.99", collection_name="mh_ansible.rollback")
+    assert any("mh compat: a warning" in text for text in warnings)
+    assert any("mh compat: an old thing" in text for text in deprecations)
+    out, err = capsys.readouterr()
+    assert "mh compat" not in out + err
+
+
+def test_compat__summary_text_of_a_failed_task_exception(local: dict[str, Any]) -> None:
+    result = _run(local, {"ansible.builtin.debug": {"msg": "a", "var": "b"}})
+    assert result["failed"] is True
+    text = compat.summary_text(result["exception"])  # an ErrorSummary on 2.19+, not a string
+    assert text
+    assert "Task failed" in text
+    assert compat.summary_text(result["msg"]) is None
+
+
+def test_compat__error_help_text() -> None:
+    assert compat.error_help_text(AnsibleError("it failed", help_text="try this")) == "try this"
+    assert compat.error_help_text(AnsibleError("it failed")) is None
+    assert compat.error_help_text(ValueError("not Ansible's")) is None
+
+
+def test_compat__display_methods_replaced_and_restored() -> None:
+    seen: list[str] = []
+    display = Display()
+    with compat.display_methods_replaced(warning=lambda msg, *a, **k: seen.append(msg), no_such_method=print) as names:
+        display.warning("mh compat: captured")
+    assert names == ["warning"]
+    assert seen == ["mh compat: captured"]
+    assert "warning" not in display.__dict__
+    assert display.warning.__func__ is Display.warning  # type: ignore[attr-defined]
+
+
+# --- vault ----------------------------------------------------------------------------------------------
+
+
+def test_compat__vault_secrets_context_swapped_decrypts_inline_values() -> None:
+    secret = VaultSecret(b"mh-compat-password")
+    ciphertext = VaultLib([("default", secret)]).encrypt("the plain text").decode()
+    saved = compat.vault_secrets_context()
+    compat.replace_vault_secrets_context(VaultSecretsContext([("default", secret)]))
+    try:
+        assert compat.vault_secrets_context() is not saved
+        assert str(EncryptedString(ciphertext=ciphertext)) == "the plain text"
+    finally:
+        compat.replace_vault_secrets_context(saved)
+    assert compat.vault_secrets_context() is saved
+
+
+def test_compat__value_origin_of_a_loaded_yaml_value(tmp_path: Path) -> None:
+    path = tmp_path / "vars.yml"
+    path.write_text("first: 1\nsecond: two\n")
+    data = DataLoader().load_from_file(str(path))
+    assert compat.value_origin(data["second"]) == (str(path), 2)
+    assert compat.value_origin("untagged") is None
+
+
+# --- inventory ------------------------------------------------------------------------------------------
+
+
+def test_compat__inventory_sources() -> None:
+    manager = InventoryManager(DataLoader(), sources=["mh1,mh2,"], parse=False)
+    assert compat.inventory_sources(manager) == ["mh1,mh2,"]
+
+
+def test_compat__forget_vars_files_cache_clears_host_group_vars_caches() -> None:
+    module = importlib.import_module("ansible.plugins.vars.host_group_vars")
+    caches = [getattr(module, name) for name in ("FOUND", "NAK", "CANONICAL_PATHS")]
+    assert all(isinstance(cache, dict | set) for cache in caches)
+    module.FOUND["mh-compat"] = ["x"]
+    module.NAK.add("mh-compat")
+    compat.forget_vars_files_cache()
+    assert "mh-compat" not in module.FOUND
+    assert "mh-compat" not in module.NAK
+
+
+def test_compat__ensure_hostvars_defines_hostvars() -> None:
+    loader = DataLoader()
+    inventory = InventoryManager(loader, sources="mh1,")
+    variable_manager = VariableManager(loader=loader, inventory=inventory)
+    compat.ensure_hostvars(variable_manager, inventory, loader)
+    variables = variable_manager.get_vars(host=inventory.get_host("mh1"), include_hostvars=True)
+    assert "mh1" in variables["hostvars"]
+
+
+def test_compat__imported_by_collection_loader() -> None:
+    module = importlib.import_module("ansible_collections.ansible.builtin")
+    assert compat.imported_by_collection_loader(module)
+    assert not compat.imported_by_collection_loader(os)
+
+
+# --- task execution -------------------------------------------------------------------------------------
+
+
+def test_compat__execute_task_returns_the_result_dict(local: dict[str, Any]) -> None:
+    result = _run(local, {"ansible.builtin.command": {"cmd": "echo hello"}, "no_log": True})
+    assert result["stdout"] == "hello"
+    assert result["rc"] == 0
+    assert result["changed"] is True
+    assert result.get("failed", False) is False
+    assert result["_ansible_no_log"] is True
+
+
+def test_compat__route_low_level_execute_command_names_every_argument(routed: dict[str, Any]) -> None:
+    assert routed["result"]["stdout"] == "routed"
+    payloads = [kwargs for _, _, kwargs in routed["calls"] if b"_ansiballz_main(" in (kwargs.get("in_data") or b"")]
+    assert len(payloads) == 1  # the pipelined module payload, on stdin
+    assert {"sudoable", "in_data"} <= set(payloads[0])
+
+
+def test_compat__action_connection(routed: dict[str, Any]) -> None:
+    action = routed["calls"][0][0]
+    assert compat.plugin_load_name(compat.action_connection(action)).endswith("local")
+
+
+def test_compat__action_remote_user(routed: dict[str, Any]) -> None:
+    user = compat.action_remote_user(routed["calls"][0][0])
+    assert user is None or isinstance(user, str)
+
+
+def test_compat__action_basedir(routed: dict[str, Any]) -> None:
+    assert os.path.isdir(compat.action_basedir(routed["calls"][0][0]))
+
+
+def test_compat__action_executable(routed: dict[str, Any]) -> None:
+    assert compat.action_executable(routed["calls"][0][0]) == "/bin/sh"
+
+
+# --- connection plugins ---------------------------------------------------------------------------------
+
+
+def test_compat__plugin_load_name() -> None:
+    assert compat.plugin_load_name(_ssh_plugin()).rpartition(".")[2] == "ssh"
+    local_plugin = connection_loader.get("ansible.builtin.local", PlayContext(), new_stdin=None)
+    assert compat.plugin_load_name(local_plugin).rpartition(".")[2] == "local"
+
+
+def test_compat__resolve_connection_vars_feeds_the_plugin_options() -> None:
+    conn = _ssh_plugin({"ansible_port": 2222, "ansible_user": "mh", "unrelated": 1})
+    assert conn.get_option("port") == 2222
+    assert conn.get_option("remote_user") == "mh"
+
+
+def test_compat__connection_shell() -> None:
+    shell = compat.connection_shell(_ssh_plugin())
+    assert shell.quote("a b") == "'a b'"
+
+
+def test_compat__connection_play_context() -> None:
+    play_context = PlayContext()
+    conn = connection_loader.get("ssh", play_context, new_stdin=None)
+    assert compat.connection_play_context(conn) is play_context
+
+
+def test_compat__open_connection() -> None:
+    conn = connection_loader.get("local", PlayContext(), new_stdin=None)
+    compat.open_connection(conn)
+    assert conn.connected
+    conn.close()
+
+
+def test_compat__split_ssh_args() -> None:
+    assert compat.split_ssh_args('-o Foo=1 -o Bar="foo bar"') == ["-o", "Foo=1", "-o", "Bar=foo bar"]
+
+
+def test_compat__ssh_command_line() -> None:
+    conn = _ssh_plugin({"ansible_ssh_common_args": "-o MhCompat=yes", "ansible_host": "10.213.0.99"})
+    argv = compat.ssh_command_line(conn, "10.213.0.99", "true")
+    assert all(isinstance(arg, bytes) for arg in argv)
+    assert argv[0].endswith(b"ssh")
+    assert argv[-2:] == [b"10.213.0.99", b"true"]
+    assert b"MhCompat=yes" in argv
+
+
+def test_compat__paramiko_plugin_available_matches_the_loader() -> None:
+    loaded = connection_loader.get("paramiko", PlayContext(), new_stdin=None)
+    assert compat.paramiko_plugin_available() is (loaded is not None)
+
+
+def test_compat__isolate_paramiko_client_gives_each_plugin_its_own_key() -> None:
+    if not compat.paramiko_plugin_available():
+        # ansible-core 2.21 removed the plugin: nothing to isolate, and the loader finds nothing.
+        assert connection_loader.get("paramiko", PlayContext(), new_stdin=None) is None
+        return
+    first = connection_loader.get("paramiko", PlayContext(), new_stdin=None)
+    second = connection_loader.get("paramiko", PlayContext(), new_stdin=None)
+    for conn in (first, second):
+        conn.set_options(task_keys={}, var_options={"ansible_host": "10.213.0.99", "ansible_user": "mh"})
+    shared = first._cache_key()
+    assert shared == second._cache_key()  # what the plugin does by itself: one client for both
+    compat.isolate_paramiko_client(first)
+    compat.isolate_paramiko_client(second)
+    assert first._cache_key() != second._cache_key()
+    assert first._cache_key().startswith(shared)
+
+
+# --- the rule -------------------------------------------------------------------------------------------
+
+_PRIVATE_USES = re.compile(
+    r"ansible\._internal|ansible\.module_utils\._internal|VaultSecretsContext\._current|\._cache_key|"
+    r"\._low_level_execute_command|\._resolve_option_variables|\._split_ssh_args|\._build_command|\._load_name|"
+    r"\b(?:conn|action|plugin|connection)\._(?!transport\b)[a-z]|[.\"']_help_text|\._hostvars\b|"
+    r"\.(?:FOUND|NAK|CANONICAL_PATHS)\b"
+)
+"""Names of private ansible-core APIs (``conn._transport`` is our own Connection's, not Ansible's)."""
+
+
+def test_compat__no_private_ansible_api_outside_the_compat_module() -> None:
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE)
+        if (
+            relative.as_posix() in ("_private/ansible/compat.py", "_private/ansible/warm_agent.py")
+            or "_data" in relative.parts
+        ):
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if _PRIVATE_USES.search(line) and not line.lstrip().startswith("#"):
+                offenders.append(f"{relative}:{number}: {line.strip()}")
+    assert offenders == []
