@@ -27,14 +27,14 @@ from ansible.utils.display import Display
 from ansible.vars.manager import VariableManager
 
 from pytest_mh_ansible._private.ansible import compat, executor, warm
-from pytest_mh_ansible._private.ansible.transport import _init_ansible
+from pytest_mh_ansible._private.ansible.runtime import ansible_output_logged, init_ansible
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_mh_ansible"
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _ansible() -> None:
-    _init_ansible()
+    init_ansible()
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def _run(local: dict[str, Any], task: dict[str, Any]) -> dict[str, Any]:
     host = inventory.get_host("localhost")
     task_vars = variable_manager.get_vars(play=play, host=host, task=the_task)
     task_vars.update(ansible_connection="local", ansible_python_interpreter=sys.executable, ansible_pipelining=True)
-    with executor._display_to_logging("localhost"):
+    with ansible_output_logged("localhost", executor.ansible_logger, display=True):
         return compat.execute_task(
             host=host,
             task=the_task,

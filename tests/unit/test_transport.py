@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 
 from pytest_mh_ansible import HostUnreachableError
-from pytest_mh_ansible._private.ansible import compat, transport
+from pytest_mh_ansible._private.ansible import compat, runtime, transport
 
 
 def test_transport__ssh_askpass_helper_found_without_the_virtualenv_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     bindir = str(Path(sys.executable).parent)
     assert (Path(bindir) / "ansible").is_file()
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
-    transport._find_ansible_programs()
+    runtime._find_ansible_programs()
     assert os.environ["PATH"] == f"/usr/bin:/bin:{bindir}"
-    transport._find_ansible_programs()  # once only
+    runtime._find_ansible_programs()  # once only
     assert os.environ["PATH"] == f"/usr/bin:/bin:{bindir}"
 
 

@@ -21,7 +21,7 @@ from ..secrets import mask_args, secrets
 from . import compat
 from .collection import collections_dir
 from .inventory import Inventory, _plain
-from .transport import _init_ansible
+from .runtime import ansible_output_logged, init_ansible
 from .vault import vault_context
 
 __all__ = ["ModuleExecutor", "StandardExecutor"]
@@ -158,7 +158,7 @@ class StandardExecutor:
         from ansible.module_utils.common.collections import ImmutableDict
         from ansible.utils.collection_loader import AnsibleCollectionConfig
 
-        _init_ansible()
+        init_ansible()
         _forget_plain_collection_imports()
         # Ansible's adjacent-collections mechanism: <dir>/collections is searched first.
         wanted = str(collections_dir().parent)
@@ -207,7 +207,12 @@ class StandardExecutor:
     ) -> dict[str, Any]:
         secrets.add_from_vars(args)
         started = time.monotonic()
-        with _lock, _stdio_and_signals_kept(), _display_to_logging(host), vault_context(self._inventory._vault_secrets):
+        with (
+            _lock,
+            _stdio_and_signals_kept(),
+            ansible_output_logged(host, ansible_logger, display=True),
+            vault_context(self._inventory._vault_secrets),
+        ):
             self._configure()
             result = self._run(
                 host,
@@ -413,26 +418,3 @@ def _stdio_and_signals_kept() -> Iterator[None]:
             for signum, handler in handlers.items():
                 if handler is not None and signal.getsignal(signum) is not handler:
                     signal.signal(signum, handler)
-
-
-@contextlib.contextmanager
-def _display_to_logging(host: str) -> Iterator[None]:
-    """Send everything Ansible's Display would print to the ``pytest_mh_ansible.ansible`` logger.
-
-    Display writes straight to the process's stdout/stderr, which would end up in pytest's
-    output; warnings are collected by a deferred-warning context.
-    """
-
-    def to_log(msg: str, *args: Any, stderr: bool = False, **kwargs: Any) -> None:
-        text = secrets.mask(str(msg)).strip()
-        if text:
-            ansible_logger.log(logging.INFO if stderr else logging.DEBUG, "%s: %s", host, text)
-
-    with (
-        compat.display_methods_replaced(display=to_log),
-        compat.deferred_warnings(
-            lambda text: ansible_logger.warning("%s: %s", host, secrets.mask(text)),
-            lambda text: ansible_logger.debug("%s: %s", host, secrets.mask(text)),
-        ),
-    ):
-        yield

@@ -13,14 +13,13 @@ from ansible.errors import AnsibleError
 from ansible.inventory.manager import InventoryManager
 from ansible.parsing.dataloader import DataLoader
 from ansible.parsing.vault import AnsibleVaultError, EncryptedString, VaultHelper
-from ansible.plugins.loader import init_plugin_loader
 from ansible.template import Templar
-from ansible.utils.collection_loader import AnsibleCollectionConfig
 from ansible.vars.manager import VariableManager
 
 from ...errors import InventoryError
 from ..secrets import secrets
 from . import compat
+from .runtime import init_ansible
 from .vault import (
     VaultSecrets,
     check_inline_vault,
@@ -152,7 +151,7 @@ class Inventory:
         base = os.path.abspath(basedir) if basedir else os.getcwd()
         resolved = [_resolve_source(source, base) for source in sources]
         with _lock, _captured_display() as capture:
-            _ensure_plugin_loader()
+            init_ansible()
             _forget_vars_files_cache()
             loader = DataLoader()
             loader.set_basedir(base)
@@ -409,12 +408,6 @@ def _describe(err: Any) -> str:
     if help_text and help_text.strip():
         message += f"\n{help_text.strip()}"
     return message
-
-
-def _ensure_plugin_loader() -> None:
-    # A second init_plugin_loader() emits a Python warning (an error in our test runs).
-    if AnsibleCollectionConfig.collection_finder is None:
-        init_plugin_loader()
 
 
 def _forget_vars_files_cache() -> None:

@@ -17,12 +17,13 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ...errors import HostUnreachableError, ProcessError, ProcessTimeoutError
 from ..secrets import secrets
 from . import compat
+from .runtime import ansible_output_logged, becomes_another_user, init_ansible
 
 __all__ = ["KILL_AFTER", "AnsibleTransport"]
 
@@ -35,47 +36,6 @@ _SAFETY_MARGIN = 5.0
 """Seconds after timeout + KILL_AFTER at which we stop waiting for the target and drop the connection."""
 
 _BECOME_SUCCESS_RE = re.compile(rb"^((\r)?\n)?BECOME-SUCCESS.*(\r)?\n")
-
-_init_lock = threading.Lock()
-
-
-def _init_ansible() -> None:
-    """Configure Ansible's plugin loader once per process (a second configuration only warns)."""
-    from ansible.plugins.loader import init_plugin_loader
-    from ansible.utils.collection_loader import AnsibleCollectionConfig
-
-    with _init_lock:
-        if not AnsibleCollectionConfig.collection_finder:
-            init_plugin_loader()
-        _find_ansible_programs()
-
-
-def _find_ansible_programs() -> None:
-    """Let programs that Ansible starts by name find this interpreter's ``ansible`` (ssh's askpass helper).
-
-    The ssh plugin logs in with a password through ``SSH_ASKPASS=ansible``, looked up on PATH
-    unless ``ansible`` sits beside ``sys.argv[0]`` (true for ``ansible-playbook``, not for
-    ``python -m pytest`` or a virtualenv that is not activated). This interpreter's bin directory
-    is appended to PATH, so it is only used for what PATH does not have.
-    """
-    bindir = os.path.dirname(sys.executable)
-    path = os.environ.get("PATH", "")
-    if os.path.isfile(os.path.join(bindir, "ansible")) and bindir not in path.split(os.pathsep):
-        os.environ["PATH"] = f"{path}{os.pathsep}{bindir}" if path else bindir
-
-
-@contextlib.contextmanager
-def _quiet_ansible(host: str) -> Iterator[None]:
-    """Send Ansible's warnings and deprecations to our logger instead of the terminal.
-
-    Display writes to stdout/stderr, which pytest captures or shows; inside a deferred
-    warning context they are collected, and we log them here.
-    """
-    with compat.deferred_warnings(
-        lambda text: logger.warning("%s: ansible: %s", host, secrets.mask(text)),
-        lambda text: logger.debug("%s: ansible: %s", host, secrets.mask(text)),
-    ):
-        yield
 
 
 class AnsibleTransport:
@@ -144,7 +104,7 @@ class AnsibleTransport:
         with self._lock:
             conn, self._conn = self._conn, None
             if conn is not None:
-                with _quiet_ansible(self.host), contextlib.suppress(Exception):
+                with ansible_output_logged(self.host, logger, prefix="ansible: "), contextlib.suppress(Exception):
                     self._close_plugin(conn)
             self._exit_master(conn)
 
@@ -164,8 +124,8 @@ class AnsibleTransport:
         from ansible.plugins.loader import become_loader, connection_loader
         from ansible.template import Templar
 
-        _init_ansible()
-        with _quiet_ansible(self.host):
+        init_ansible()
+        with ansible_output_logged(self.host, logger, prefix="ansible: "):
             try:
                 templar = Templar(loader=DataLoader(), variables=self._raw_vars)
                 # Connection variables are templated before use, as TaskExecutor does.
@@ -369,7 +329,7 @@ class AnsibleTransport:
             self._open()
             conn = self._conn
         staged: str | None = None
-        with _quiet_ansible(self.host):
+        with ansible_output_logged(self.host, logger, prefix="ansible: "):
             try:
                 shell = compat.connection_shell(conn)
                 executable = str(self._vars.get("ansible_shell_executable") or _default_executable())
@@ -420,7 +380,6 @@ class AnsibleTransport:
                         conn.exec_command(f"rm -f {shlex.quote(staged)}", sudoable=False)
 
     def _become_for(self, become: bool | None, become_user: str | None) -> Any:
-        from ansible import constants as C
         from ansible.module_utils.parsing.convert_bool import boolean
 
         wanted = become if become is not None else boolean(self._vars.get("ansible_become", False))
@@ -432,8 +391,7 @@ class AnsibleTransport:
         user = become_user if become_user is not None else self._become_default_user
         if plugin.has_option("become_user"):
             plugin.set_option("become_user", user)
-        remote_user = self._remote_user()
-        if not C.BECOME_ALLOW_SAME_USER and user and remote_user == user:
+        if not becomes_another_user(self._remote_user(), user):
             return None  # what ActionBase does: no sudo from root to root
         return plugin
 
@@ -469,7 +427,7 @@ class AnsibleTransport:
         """Copy a controller file to the host (as the connection user)."""
         with self._lock:
             self.connect()
-            with _quiet_ansible(self.host):
+            with ansible_output_logged(self.host, logger, prefix="ansible: "):
                 try:
                     self._conn.put_file(os.fspath(local), remote)
                 except Exception as err:
@@ -479,7 +437,7 @@ class AnsibleTransport:
         """Copy a file from the host to the controller."""
         with self._lock:
             self.connect()
-            with _quiet_ansible(self.host):
+            with ansible_output_logged(self.host, logger, prefix="ansible: "):
                 try:
                     self._conn.fetch_file(remote, os.fspath(local))
                 except Exception as err:

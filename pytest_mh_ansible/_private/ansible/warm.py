@@ -38,6 +38,7 @@ from . import compat
 from .executor import StandardExecutor, _lock
 from .executor_choice import ExecutorName, executor_for_host
 from .inventory import Inventory
+from .runtime import becomes_another_user
 
 __all__ = ["AgentError", "WarmExecutor"]
 
@@ -109,27 +110,8 @@ class _AgentLost(AgentError):
 
 
 class _Channel:
-    """A byte stream to a process on the target, held open for the session."""
-
-    def send(self, data: bytes) -> None:
-        raise NotImplementedError
-
-    def recv(self, size: int, timeout: float | None) -> bytes:
-        """Up to ``size`` bytes; b"" at the end of the stream; AgentError after ``timeout``."""
-        raise NotImplementedError
-
-    def alive(self) -> bool:
-        raise NotImplementedError
-
-    def close(self, *, wait: float) -> None:
-        raise NotImplementedError
-
-    def stderr(self) -> str:
-        return ""
-
-
-class _ProcessChannel(_Channel):
-    """A local process: ``ssh host '<boot>'`` (multiplexed over Ansible's ControlMaster) or ``sh -c``."""
+    """A byte stream to the agent, held open for the session: a local process, ``ssh host '<boot>'``
+    (multiplexed over Ansible's ControlMaster) or ``sh -c``."""
 
     def __init__(self, argv: list[bytes] | str, *, shell: bool, cwd: str | None, pass_fds: tuple[int, ...] = ()):
         self._proc = subprocess.Popen(
@@ -177,6 +159,7 @@ class _ProcessChannel(_Channel):
             raise AgentError(f"the channel is closed ({err})") from err
 
     def recv(self, size: int, timeout: float | None) -> bytes:
+        """Up to ``size`` bytes; b"" at the end of the stream; AgentError after ``timeout``."""
         if timeout is not None:
             with selectors.DefaultSelector() as selector:
                 selector.register(self._out, selectors.EVENT_READ)
@@ -545,14 +528,10 @@ def _transport_name(conn: Any) -> str:
 
 def _become_for(action: Any, sudoable: bool) -> Any:
     """The become plugin that Ansible would wrap this command with, or None (ActionBase's rule)."""
-    from ansible import constants as C
-
     conn = compat.action_connection(action)
     if not (sudoable and conn.become):
         return None
-    ruser = compat.action_remote_user(action)
-    buser = action.get_become_option("become_user")
-    if C.BECOME_ALLOW_SAME_USER or buser != ruser or not any((ruser, buser)):
+    if becomes_another_user(compat.action_remote_user(action), action.get_become_option("become_user")):
         return conn.become
     return None
 
@@ -588,7 +567,7 @@ def _open_channel(action: Any, become: Any, interpreter: str) -> tuple[_Channel,
         argv = compat.ssh_command_line(conn, *extra, conn.host, boot)
         pipe = getattr(conn, "sshpass_pipe", None)
         try:
-            channel = _ProcessChannel(argv, shell=False, cwd=None, pass_fds=tuple(pipe or ()))
+            channel = _Channel(argv, shell=False, cwd=None, pass_fds=tuple(pipe or ()))
         finally:
             if pipe:
                 conn.sshpass_pipe = None
@@ -599,7 +578,7 @@ def _open_channel(action: Any, become: Any, interpreter: str) -> tuple[_Channel,
                 os.close(pipe[1])
         return channel, password
     if name == "local":
-        return _ProcessChannel(boot, shell=True, cwd=compat.action_basedir(action)), password
+        return _Channel(boot, shell=True, cwd=compat.action_basedir(action)), password
     raise _Fallback(f"the {name} connection has no persistent channel for the warm agent")
 
 
