@@ -6,6 +6,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -136,7 +137,7 @@ class Interrupts:
         )
         for line in lines:
             self._say(f"  not reverted: {line}")
-        os._exit(INTERRUPTED_EXIT)
+        _exit_now()
 
     def _safe_pending(self) -> list[str]:
         try:
@@ -195,7 +196,7 @@ class SignalRelay:
             )
             return
         self._say(f"pytest-mh-ansible: {sig.name} received again: passed on to the workers ({names}); exiting now")
-        os._exit(INTERRUPTED_EXIT)
+        _exit_now()
 
 
 @final
@@ -261,3 +262,12 @@ def _kill_children(frame: FrameType | None) -> None:
                 with contextlib.suppress(OSError):
                     value.kill()
         frame = frame.f_back
+
+
+def _exit_now() -> None:
+    """Exit at once (no teardown, no atexit), after writing out what was said: os._exit drops buffered output."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+    os._exit(INTERRUPTED_EXIT)
