@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import FrameType
 from typing import Any, final
 
@@ -57,6 +57,28 @@ def _signals() -> list[signal.Signals]:
     return [getattr(signal, name) for name in SIGNALS if hasattr(signal, name)]
 
 
+class _Handlers:
+    """Our handler for some signals while installed, and the handlers it replaced (put back by :meth:`uninstall`).
+
+    Only the main thread can set signal handlers; elsewhere both do nothing.
+    """
+
+    def __init__(self) -> None:
+        self._previous: dict[signal.Signals, Any] = {}
+
+    def install(self, signums: Iterable[signal.Signals], handler: Callable[[int, FrameType | None], None]) -> None:
+        if self._previous or not _main_thread():
+            return
+        for signum in signums:
+            self._previous[signum] = signal.signal(signum, handler)
+
+    def uninstall(self) -> None:
+        if self._previous and _main_thread():
+            for signum, previous in self._previous.items():
+                signal.signal(signum, previous)
+            self._previous = {}
+
+
 @final
 class Interrupts:
     """SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the running test (teardowns run); a second one exits at once.
@@ -78,7 +100,7 @@ class Interrupts:
     def __init__(self, say: Callable[[str], None], pending: Callable[[], list[str]] = list) -> None:
         self._say = say
         self._pending = pending
-        self._previous: dict[signal.Signals, Any] = {}
+        self._handlers = _Handlers()
         self._first_at = 0.0
         self._first: signal.Signals | None = None
         self.count = 0
@@ -95,16 +117,10 @@ class Interrupts:
         return self._first.name if self._first is not None else None
 
     def install(self) -> None:
-        if self._previous or not _main_thread():
-            return
-        for signum in _signals():
-            self._previous[signum] = signal.signal(signum, self._handle)
+        self._handlers.install(_signals(), self._handle)
 
     def uninstall(self) -> None:
-        if self._previous and _main_thread():
-            for signum, previous in self._previous.items():
-                signal.signal(signum, previous)
-            self._previous = {}
+        self._handlers.uninstall()
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         sig = signal.Signals(signum)
@@ -160,23 +176,17 @@ class SignalRelay:
 
     def __init__(self, say: Callable[[str], None]) -> None:
         self._say = say
-        self._previous: dict[signal.Signals, Any] = {}
+        self._handlers = _Handlers()
         self.workers: dict[str, int] = {}
         """Worker id → pid."""
         self._first: tuple[signal.Signals, float] | None = None
 
     def install(self) -> None:
-        if self._previous or not _main_thread():
-            return
-        for signum in _signals():
-            if signum != signal.SIGINT:  # Ctrl-C reaches every process of the terminal's group already
-                self._previous[signum] = signal.signal(signum, self._handle)
+        # Ctrl-C reaches every process of the terminal's group already
+        self._handlers.install([signum for signum in _signals() if signum != signal.SIGINT], self._handle)
 
     def uninstall(self) -> None:
-        if self._previous and _main_thread():
-            for signum, previous in self._previous.items():
-                signal.signal(signum, previous)
-            self._previous = {}
+        self._handlers.uninstall()
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         sig = signal.Signals(signum)
