@@ -33,6 +33,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+@pytest.fixture(autouse=True)
+def _fixed_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pytest runs that tests start see an 80-column terminal, whatever ``COLUMNS`` the caller has.
+
+    pytest cuts its short summary to the terminal's width, so without this an assertion on it
+    would pass in one CI and fail in another.
+    """
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.delenv("LINES", raising=False)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """With ``MH_TEST_INSTALLED=1``, the tests must exercise the installed wheel, not this checkout."""
     if os.environ.get("MH_TEST_INSTALLED") != "1":
