@@ -85,12 +85,13 @@ fi
 echo "lost ${1:-none} ${2:-0}"
 """
 
-# $1: lease dir, $2: owner token. Removes the lease only if it is ours.
+# $1: lease dir, $2: owner token. Removes the lease only if it is ours. Prints "released" or "not-ours"
+# (an answer is required: a command that prints nothing is taken for a failed one).
 _RELEASE = r"""
 d=$1; me=$2
 line=$(cat "$d/owner" 2>/dev/null); set -- $line
-if [ "$1" = "$me" ]; then rm -rf "$d"; fi
-true
+if [ "$1" = "$me" ]; then rm -rf "$d" && echo released && exit 0; fi
+echo not-ours
 """
 
 

@@ -199,7 +199,10 @@ def test_reporting_lab__host_dies_mid_session(pytester: pytest.Pytester, rep_lab
     assert result.ret == pytest.ExitCode.TESTS_FAILED, output
     assert "INTERNALERROR" not in output
     result.assert_outcomes(passed=2, failed=1, errors=2)
-    result.stdout.fnmatch_lines(["E *HostUnreachableError: host 'client1' is unreachable: *Connection refused*"])
+    # How the loss shows depends on the moment: a new connection is refused, or the open one breaks.
+    result.stdout.re_match_lines(
+        [r"E .*HostUnreachableError: host 'client1' is unreachable: .*(Connection refused|Broken pipe|reset)"]
+    )
     cases = {case.get("name"): case for case in ET.parse(pytester.path / "junit.xml").iter("testcase")}
     failure = cases["test_2_dies[client]"].find("failure")
     assert failure is not None, output
