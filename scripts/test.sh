@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's tests, as CI runs them: install everything, lint, unit and functional tests on each
 # supported ansible-core (2.19 on Python 3.11 with pytest 9, 2.20 on 3.12 with pytest 8, 2.21 on 3.13 with pytest 9),
-# the collection's unit tests, then the integration tests on lab hosts against the built wheel,
+# the collection's unit tests, and meanwhile the integration tests on lab hosts against the built wheel,
 # installed into fresh virtualenvs, on the oldest (2.19 / 3.11) and the newest (2.21 / 3.13) ansible-core.
 # Nothing is taken from PATH but the system's tools: every program of Python's side comes from the
 # virtualenvs this script makes. Python 3.12 and 3.13 come from pyenv, at a fixed place (PYENV_ROOT,
@@ -28,6 +28,13 @@ step_done() {
 cleanup() {
     local rc=$?
     step_done
+    # Integration runs still going (the script was stopped): SIGTERM makes them roll back and end.
+    local running
+    running=$(jobs -p)
+    if [ -n "$running" ]; then
+        kill -TERM $running 2>/dev/null || true
+        wait $running 2>/dev/null || true
+    fi
     # Labs are torn down by their fixtures; this catches a run that was killed half-way: every lab of the
     # registry that the tests name (mh... and webapp, with a suffix and an xdist worker; labname.py).
     .venv/bin/python - >/dev/null 2>&1 <<'EOF' || true
@@ -101,22 +108,9 @@ step "lint: ruff, mypy --strict"
 step "docs: Sphinx, warnings as errors"
 bash scripts/docs.sh
 
-step "unit and functional tests: ansible-core 2.19, Python 3.11, pytest $("$PY/pytest" --version | awk '{print $2}')"
-"$PY/pytest" tests/unit tests/functional -n 2
-
-step "the collection's unit tests"
-(cd collections/ansible_collections/mh_ansible/rollback &&
-    PYTHONPATH="$PWD/../../.." "../../../../$PY/pytest" tests/unit -q -p no:cacheprovider)
-
 step "setup: .venv-core2.20 (Python 3.12, pytest 8), .venv-core2.21 (Python 3.13, pytest 9)"
 core_venv .venv-core2.20 "$PY312" 'ansible-core>=2.20,<2.21' 'pytest>=8.4,<9'
 core_venv .venv-core2.21 "$PY313" 'ansible-core>=2.21,<2.22' 'pytest>=9,<10'
-
-step "unit and functional tests: ansible-core 2.20, Python 3.12, pytest 8"
-.venv-core2.20/bin/pytest tests/unit tests/functional -n 2 -q -p no:randomly
-
-step "unit and functional tests: ansible-core 2.21, Python 3.13"
-.venv-core2.21/bin/pytest tests/unit tests/functional -n 2 -q
 
 step "the wheel, installed into fresh virtualenvs (2.19 / Python 3.11, 2.21 / Python 3.13)"
 rm -rf dist
@@ -125,23 +119,57 @@ wheel=$(ls dist/pytest_mh_ansible-*.whl)
 wheel_venv .venv-wheel "$PY/python" 'ansible-core>=2.19,<2.20'
 wheel_venv .venv-wheel-2.21 "$PY313" 'ansible-core>=2.21,<2.22'
 
-# Lab names carry the xdist worker and MH_TEST_LAB_SUFFIX (tests/integration/labname.py), so no two
-# workers share a lab. The two runs wait on the hosts more than on the CPU (measured: 18 CPU-minutes in
-# 24 minutes of wall time on 2 cores when they ran one after the other), so they run side by side, the
-# newest's output kept in a file and shown after the oldest's.
-step "integration tests on lab hosts: the installed wheel, ansible-core 2.19 / Python 3.11 and 2.21 / Python 3.13"
+# The integration tests wait on the lab hosts more than on the CPU (measured: about a third of 2 cores busy
+# while they ran alone), so they start first, in the background, the oldest and the newest ansible-core side
+# by side, and the unit and functional tests of each ansible-core run meanwhile. Lab names carry the xdist
+# worker and MH_TEST_LAB_SUFFIX (tests/integration/labname.py), so no two workers share a lab. Their output is
+# kept in files and shown when they end.
+step "integration tests started (background): the installed wheel, ansible-core 2.19 / Python 3.11 and 2.21 / Python 3.13"
+oldest_log=$(mktemp)
 newest_log=$(mktemp)
+integration_started=$SECONDS
 # The bench harness's smoke test and the README's install lines run once, with the oldest: they test
 # the bench scripts and pip, not the product on an ansible-core (and take minutes each).
+MH_TEST_INSTALLED=1 .venv-wheel/bin/pytest tests/integration tests/collection tests/bench \
+    -n 2 -p no:cacheprovider --durations=10 >"$oldest_log" 2>&1 &
+oldest=$!
 MH_TEST_INSTALLED=1 MH_TEST_LAB_SUFFIX=n .venv-wheel-2.21/bin/pytest tests/integration tests/collection \
     --ignore=tests/integration/install -n 2 -p no:cacheprovider --durations=10 >"$newest_log" 2>&1 &
 newest=$!
+
+# The foreground steps do not stop the run when they fail: the integration runs are waited for (and their
+# labs torn down) either way; the run fails at the end.
+failed=()
+step "unit and functional tests: ansible-core 2.19, Python 3.11, pytest $("$PY/pytest" --version | awk '{print $2}')"
+"$PY/pytest" tests/unit tests/functional -n 2 -q || failed+=("unit and functional tests, ansible-core 2.19")
+
+step "the collection's unit tests"
+(cd collections/ansible_collections/mh_ansible/rollback &&
+    PYTHONPATH="$PWD/../../.." "../../../../$PY/pytest" tests/unit -q -p no:cacheprovider) ||
+    failed+=("the collection's unit tests")
+
+step "unit and functional tests: ansible-core 2.20, Python 3.12, pytest 8"
+.venv-core2.20/bin/pytest tests/unit tests/functional -n 2 -q -p no:randomly ||
+    failed+=("unit and functional tests, ansible-core 2.20")
+
+step "unit and functional tests: ansible-core 2.21, Python 3.13"
+.venv-core2.21/bin/pytest tests/unit tests/functional -n 2 -q || failed+=("unit and functional tests, ansible-core 2.21")
+
+step "integration tests: waiting for them to end"
 oldest_rc=0
-MH_TEST_INSTALLED=1 .venv-wheel/bin/pytest tests/integration tests/collection tests/bench -n 2 --durations=10 \
-    || oldest_rc=$?
+wait "$oldest" || oldest_rc=$?
 newest_rc=0
 wait "$newest" || newest_rc=$?
-echo "== integration tests on lab hosts: ansible-core 2.21, Python 3.13 (run side by side, rc $newest_rc)"
+step_done
+STEPS+=("$(printf '%4d s  %s' $((SECONDS - integration_started)) "integration tests, both runs (in the background from their start)")")
+echo "== integration tests on lab hosts: ansible-core 2.19, Python 3.11 (rc $oldest_rc)"
+cat "$oldest_log"
+echo "== integration tests on lab hosts: ansible-core 2.21, Python 3.13 (rc $newest_rc)"
 cat "$newest_log"
-rm -f "$newest_log"
-[ "$oldest_rc" -eq 0 ] && [ "$newest_rc" -eq 0 ]
+rm -f "$oldest_log" "$newest_log"
+[ "$oldest_rc" -eq 0 ] || failed+=("integration tests, ansible-core 2.19")
+[ "$newest_rc" -eq 0 ] || failed+=("integration tests, ansible-core 2.21")
+if [ "${#failed[@]}" -gt 0 ]; then
+    printf '== failed: %s\n' "${failed[@]}"
+    exit 1
+fi
