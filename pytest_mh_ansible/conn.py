@@ -9,7 +9,7 @@ import shlex
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, final
+from typing import Any, Protocol, TypedDict, final
 
 from ._private.secrets import secrets
 from .errors import ProcessError
@@ -71,6 +71,18 @@ class ProcessResult:
                 self.host, secrets.mask(self.command), self.rc, secrets.mask(self.stdout), secrets.mask(self.stderr)
             )
         return self
+
+
+class ExecOptions(TypedDict, total=False):
+    """The keywords of :meth:`Transport.exec`, for the transports that take them as one ``**options``.
+
+    A key left out means None, as the keyword's default.
+    """
+
+    input: bytes | None
+    become: bool | None
+    become_user: str | None
+    timeout: float | None
 
 
 class Transport(Protocol):

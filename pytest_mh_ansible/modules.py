@@ -11,7 +11,7 @@ from ._private.secrets import mask_args, secrets
 from .errors import HostUnreachableError, ModuleError
 
 if TYPE_CHECKING:
-    from ._private.ansible.executor import ModuleExecutor
+    from ._private.ansible.executor import ModuleCallOptions, ModuleExecutor
     from .host import MultihostHost
 
 __all__ = ["ChangeRecorder", "HostModules", "ModuleResult"]
@@ -120,13 +120,7 @@ class ChangeRecorder(Protocol):
         ...
 
     def called(
-        self,
-        host: MultihostHost,
-        module: str,
-        args: Mapping[str, Any],
-        *,
-        become: bool | None,
-        become_user: str | None,
+        self, host: MultihostHost, module: str, args: Mapping[str, Any], *, become: bool | None, become_user: str | None
     ) -> None:
         """A module call succeeded (undo steps' calls included): its record, for a playbook export.
 
@@ -202,11 +196,17 @@ class HostModules:
         if both:
             raise TypeError(f"{module}: argument(s) {', '.join(sorted(both))} given both in args and as keywords")
         merged: dict[str, Any] = {**(args or {}), **kwargs}
-        task_vars = None
         if module in _SERVICE_MODULES and self._facts is None:
             self.facts()  # the service action would otherwise run setup on every call
-        if self._facts is not None:
-            task_vars = {"ansible_facts": self._facts}
+        options: ModuleCallOptions = {
+            "check": check,
+            "diff": diff,
+            "become": become,
+            "become_user": become_user,
+            "no_log": no_log,
+            "template": template,
+            "task_vars": None if self._facts is None else {"ansible_facts": self._facts},
+        }
         recording = self._recorder is not None and not check
         token: object = None
         if recording:
@@ -218,23 +218,12 @@ class HostModules:
                     raise
                 # The journal's own preparation (a snapshot of the paths) failed: report it as the
                 # user's call, with the module's own opinion of its arguments when it has one.
-                self._raise_unprepared(module, merged, err, become=become, become_user=become_user, no_log=no_log)
+                self._raise_unprepared(module, merged, err, options)
             extra = getattr(self._recorder, "arguments", None)  # optional in the protocol
             if extra is not None:
                 merged = {**merged, **extra(token)}
         try:
-            raw = self._executor.run(
-                self._host.name,
-                module,
-                merged,
-                check=check,
-                diff=diff,
-                become=become,
-                become_user=become_user,
-                no_log=no_log,
-                template=template,
-                task_vars=task_vars,
-            )
+            raw = self._executor.run(self._host.name, module, merged, **options)
             result = ModuleResult.from_raw(self._host.name, module, raw)
             if result.failed:
                 raise ModuleError(self._host.name, module, _describe_failure(result, merged, no_log), dict(result.raw))
@@ -259,27 +248,16 @@ class HostModules:
         return result
 
     def _raise_unprepared(
-        self,
-        module: str,
-        args: Mapping[str, Any],
-        err: ModuleError,
-        *,
-        become: bool | None,
-        become_user: str | None,
-        no_log: bool,
+        self, module: str, args: Mapping[str, Any], err: ModuleError, options: ModuleCallOptions
     ) -> NoReturn:
         """Raise the error of ``module`` itself (checked, nothing changed), else say why it cannot be rolled back."""
         __tracebackhide__ = True
+        no_log = options["no_log"]
         raw = self._executor.run(
             self._host.name,
             module,
             args,
-            check=True,
-            diff=False,
-            become=become,
-            become_user=become_user,
-            no_log=no_log,
-            template=False,
+            **_plain_call(check=True, become=options["become"], become_user=options["become_user"], no_log=no_log),
         )
         checked = ModuleResult.from_raw(self._host.name, module, raw)
         if checked.failed:
@@ -300,23 +278,27 @@ class HostModules:
         :param refresh: Gather them again (after a change that facts reflect).
         """
         if self._facts is None or refresh:
-            raw = self._executor.run(
-                self._host.name,
-                "ansible.builtin.setup",
-                {},
-                check=False,
-                diff=False,
-                become=None,
-                become_user=None,
-                no_log=False,
-                template=False,
-            )
+            raw = self._executor.run(self._host.name, "ansible.builtin.setup", {}, **_plain_call())
             result = ModuleResult.from_raw(self._host.name, "ansible.builtin.setup", raw)
             if result.failed:
                 raise ModuleError(self._host.name, "ansible.builtin.setup", result.msg or "failed", dict(result.raw))
             facts = raw.get("ansible_facts")
             self._facts = dict(facts) if isinstance(facts, Mapping) else {}
         return MappingProxyType(self._facts)
+
+
+def _plain_call(
+    *, check: bool = False, become: bool | None = None, become_user: str | None = None, no_log: bool = False
+) -> ModuleCallOptions:
+    """The options of a call the journal or the facts cache makes itself: no diff, no templating."""
+    return {
+        "check": check,
+        "diff": False,
+        "become": become,
+        "become_user": become_user,
+        "no_log": no_log,
+        "template": False,
+    }
 
 
 def _describe_failure(result: ModuleResult, args: Mapping[str, Any], no_log: bool) -> str:

@@ -17,6 +17,7 @@ import pytest
 
 from . import hookspecs
 from ._private.ansible.executor_choice import EXECUTORS
+from ._private.options import option_or_ini
 from ._private.parallel import hooks as parallel
 from ._private.parallel.groups import group_name
 from ._private.pytest_internals import add_inventory_option, restore_setup
@@ -265,13 +266,13 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     except InventoryError as err:
         raise pytest.UsageError(f"pytest-mh-ansible: {err}") from None
-    unreachable = config.getoption("mh_unreachable") or str(config.getini("mh_unreachable") or "error")
+    unreachable = option_or_ini(config, "mh_unreachable", "error")
     if unreachable not in ("error", "skip"):
         raise pytest.UsageError(f"ini option mh_unreachable: {unreachable!r} is not 'error' or 'skip'")
     unreverted_mode = str(config.getini("mh_unreverted") or "warn")
     if unreverted_mode not in UNREVERTED_MODES:
         raise pytest.UsageError(f"ini option mh_unreverted: {unreverted_mode!r} is not 'warn' or 'fail'")
-    executor = config.getoption("mh_executor") or str(config.getini("mh_executor") or "warm")
+    executor = option_or_ini(config, "mh_executor", "warm")
     if executor not in EXECUTORS:
         raise pytest.UsageError(f"ini option mh_executor: {executor!r} is not 'warm' or 'standard'")
     options = SessionOptions(

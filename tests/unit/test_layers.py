@@ -34,6 +34,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
             "_private.secrets",
             "_private.local_files",
             "_private.teardown",
+            "_private.options",
             "_private.ansible.executor_choice",
         ),
     ),

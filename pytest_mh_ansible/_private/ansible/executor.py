@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 from ...errors import HostUnreachableError
 from ..secrets import mask_args, secrets
@@ -24,7 +24,7 @@ from .inventory import Inventory, _plain
 from .runtime import ansible_output_logged, init_ansible
 from .vault import vault_context
 
-__all__ = ["ModuleExecutor", "StandardExecutor"]
+__all__ = ["ModuleCallOptions", "ModuleExecutor", "StandardExecutor"]
 
 logger = logging.getLogger("pytest_mh_ansible.modules")
 ansible_logger = logging.getLogger("pytest_mh_ansible.ansible")
@@ -40,6 +40,22 @@ _NO_LOG_KEPT = ("attempts", "changed", "failed", "skipped", "unreachable", "rc")
 _CENSORED = "the output has been hidden due to the fact that 'no_log: true' was specified for this result"
 
 
+class ModuleCallOptions(TypedDict):
+    """How one module call runs: the keywords of :meth:`ModuleExecutor.run`, passed through as one.
+
+    Every executor (standard, warm, the session's lazy one) and ``HostModules`` hand the same
+    keywords along; one definition keeps them in step.
+    """
+
+    check: bool
+    diff: bool
+    become: bool | None
+    become_user: str | None
+    no_log: bool
+    template: bool
+    task_vars: NotRequired[Mapping[str, Any] | None]
+
+
 class ModuleExecutor(Protocol):
     """What runs modules for :class:`~pytest_mh_ansible.modules.HostModules`.
 
@@ -51,20 +67,9 @@ class ModuleExecutor(Protocol):
     """
 
     def run(
-        self,
-        host: str,
-        module: str,
-        args: Mapping[str, Any],
-        *,
-        check: bool,
-        diff: bool,
-        become: bool | None,
-        become_user: str | None,
-        no_log: bool,
-        template: bool,
-        task_vars: Mapping[str, Any] | None = None,
+        self, host: str, module: str, args: Mapping[str, Any], **options: Unpack[ModuleCallOptions]
     ) -> dict[str, Any]:
-        """Run ``module`` with ``args`` on ``host``.
+        """Run ``module`` with ``args`` on ``host``; the keywords are those of :class:`ModuleCallOptions`.
 
         :param host: The inventory hostname.
         :param module: The module or action name (FQCN preferred).
@@ -192,19 +197,9 @@ class StandardExecutor:
         return contextlib.nullcontext()
 
     def run(
-        self,
-        host: str,
-        module: str,
-        args: Mapping[str, Any],
-        *,
-        check: bool,
-        diff: bool,
-        become: bool | None,
-        become_user: str | None,
-        no_log: bool,
-        template: bool,
-        task_vars: Mapping[str, Any] | None = None,
+        self, host: str, module: str, args: Mapping[str, Any], **options: Unpack[ModuleCallOptions]
     ) -> dict[str, Any]:
+        no_log, check = options["no_log"], options["check"]
         secrets.add_from_vars(args)
         started = time.monotonic()
         with (
@@ -214,18 +209,7 @@ class StandardExecutor:
             vault_context(self._inventory._vault_secrets),
         ):
             self._configure()
-            result = self._run(
-                host,
-                module,
-                args,
-                check=check,
-                diff=diff,
-                become=become,
-                become_user=become_user,
-                no_log=no_log,
-                template=template,
-                extra_vars=task_vars,
-            )
+            result = self._run(host, module, args, options)
         elapsed = (time.monotonic() - started) * 1000
         if result.get("unreachable"):
             reason = secrets.mask(str(result.get("msg") or "unreachable"))
@@ -246,20 +230,7 @@ class StandardExecutor:
             ansible_logger.debug("%s: %s: %s", host, module, secrets.mask(str(deprecation)))
         return result
 
-    def _run(
-        self,
-        host: str,
-        module: str,
-        args: Mapping[str, Any],
-        *,
-        check: bool,
-        diff: bool,
-        become: bool | None,
-        become_user: str | None,
-        no_log: bool,
-        template: bool,
-        extra_vars: Mapping[str, Any] | None,
-    ) -> dict[str, Any]:
+    def _run(self, host: str, module: str, args: Mapping[str, Any], options: ModuleCallOptions) -> dict[str, Any]:
         from ansible.errors import AnsibleError
         from ansible.playbook.play import Play
         from ansible.playbook.play_context import PlayContext
@@ -271,10 +242,10 @@ class StandardExecutor:
         variable_manager = self._inventory.variable_manager
         task_ds: dict[str, Any] = {
             "name": f"pytest-mh-ansible: {module}",
-            module: _as_template(args) if template else _as_data(args),
-            "check_mode": check,
-            "diff": diff,
-            "no_log": no_log,
+            module: _as_template(args) if options["template"] else _as_data(args),
+            "check_mode": options["check"],
+            "diff": options["diff"],
+            "no_log": options["no_log"],
         }
         try:
             play = Play().load(
@@ -286,6 +257,8 @@ class StandardExecutor:
         except AnsibleError as err:  # an unknown module, bad task keywords, ...
             return {"failed": True, "changed": False, "msg": secrets.mask(_message(err))}
         task_vars = variable_manager.get_vars(play=play, host=inventory_host, task=task)
+        extra_vars = options.get("task_vars")
+        become, become_user = options["become"], options["become_user"]
         facts = {**self._facts.get(host, {}), **dict((extra_vars or {}).get("ansible_facts") or {})}
         for key, value in (extra_vars or {}).items():
             if key != "ansible_facts":

@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from ...errors import MultihostError, PlaybookError
 from ...playbook import PlaybookHostStats, PlaybookResult, TaskResult
@@ -22,9 +22,27 @@ if TYPE_CHECKING:
     from ...host import MultihostHost
     from ..rollback.inverses import JournalRecorder
 
-__all__ = ["PlaybookRunner"]
+__all__ = ["PlaybookOptions", "PlaybookRunner"]
 
 log = logging.getLogger("pytest_mh_ansible.playbook")
+
+
+class PlaybookOptions(TypedDict, total=False):
+    """The keywords of ``playbook()`` (host, role, fixture) that :meth:`PlaybookRunner.run_reverted` takes.
+
+    The public methods keep their own explicit keywords (with defaults, for ``help()`` and the API
+    reference) and forward them; the runner passes them along as one. A key left out takes the
+    public default: None, or False for ``check``.
+    """
+
+    extra_vars: Mapping[str, Any] | None
+    tags: Sequence[str] | None
+    skip_tags: Sequence[str] | None
+    check: bool
+    become: bool | None
+    revert_paths: Sequence[str] | None
+    teardown: str | None
+    raise_on_error: bool | None
 
 
 @dataclass(frozen=True)
@@ -57,18 +75,7 @@ class PlaybookRunner:
         raise MultihostError(f"playbook {path!r} not found (looked in {where})")
 
     def run_reverted(
-        self,
-        path: str,
-        hosts: Sequence[MultihostHost],
-        *,
-        extra_vars: Mapping[str, Any] | None = None,
-        tags: Sequence[str] | None = None,
-        skip_tags: Sequence[str] | None = None,
-        check: bool = False,
-        become: bool | None = None,
-        revert_paths: Sequence[str] | None = None,
-        teardown: str | None = None,
-        raise_on_error: bool | None = None,
+        self, path: str, hosts: Sequence[MultihostHost], **options: Unpack[PlaybookOptions]
     ) -> PlaybookResult:
         """Run a playbook on ``hosts`` and record how to undo what it changed.
 
@@ -81,34 +88,17 @@ class PlaybookRunner:
             playbook fails or cannot be run; None means yes, except in check mode.
         :raises PlaybookError: See ``raise_on_error``; the undo of what changed is recorded first.
         """
-        result = self._run_recorded(
-            path,
-            hosts,
-            extra_vars=extra_vars,
-            tags=tags,
-            skip_tags=skip_tags,
-            check=check,
-            become=become,
-            revert_paths=revert_paths,
-            teardown=teardown,
-        )
+        check = options.get("check", False)
+        raise_on_error = options.get("raise_on_error")
+        result = self._run_recorded(path, hosts, options)
         if (not check if raise_on_error is None else raise_on_error) and not result.ok:
             raise PlaybookError(path, [host.name for host in hosts], failure_message(result), result)
         return result
 
-    def _run_recorded(
-        self,
-        path: str,
-        hosts: Sequence[MultihostHost],
-        *,
-        extra_vars: Mapping[str, Any] | None,
-        tags: Sequence[str] | None,
-        skip_tags: Sequence[str] | None,
-        check: bool,
-        become: bool | None,
-        revert_paths: Sequence[str] | None,
-        teardown: str | None,
-    ) -> PlaybookResult:
+    def _run_recorded(self, path: str, hosts: Sequence[MultihostHost], options: PlaybookOptions) -> PlaybookResult:
+        extra_vars, tags, skip_tags = options.get("extra_vars"), options.get("tags"), options.get("skip_tags")
+        check, become = options.get("check", False), options.get("become")
+        revert_paths, teardown = options.get("revert_paths"), options.get("teardown")
         recorder = None if check else self.recorder
         if teardown is not None:
             self.resolve(teardown)  # a wrong teardown path is an error now, not at the end of the scope

@@ -18,12 +18,15 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from ...errors import HostUnreachableError, ProcessError, ProcessTimeoutError
 from ..secrets import secrets
 from . import compat
 from .runtime import ansible_output_logged, becomes_another_user, init_ansible
+
+if TYPE_CHECKING:
+    from ...conn import ExecOptions
 
 __all__ = ["KILL_AFTER", "AnsibleTransport"]
 
@@ -257,16 +260,8 @@ class AnsibleTransport:
 
     # --- commands ---------------------------------------------------------------------------
 
-    def exec(
-        self,
-        command: str,
-        *,
-        input: bytes | None = None,
-        become: bool | None = None,
-        become_user: str | None = None,
-        timeout: float | None = None,
-    ) -> tuple[int, bytes, bytes]:
-        """Run a shell command on the host.
+    def exec(self, command: str, **options: Unpack[ExecOptions]) -> tuple[int, bytes, bytes]:
+        """Run a shell command on the host (the keywords of :meth:`pytest_mh_ansible.conn.Transport.exec`).
 
         :param command: A command line for the host's shell (``ansible_shell_executable``, /bin/sh).
         :param input: Bytes for the command's stdin; without it stdin is ``/dev/null``.
@@ -278,6 +273,8 @@ class AnsibleTransport:
         :raises ProcessTimeoutError: The command overran ``timeout``.
         :raises ProcessError: Ansible could not run the command (e.g. a wrong become password).
         """
+        input, timeout = options.get("input"), options.get("timeout")
+        become, become_user = options.get("become"), options.get("become_user")
         with self._lock:
             self.connect()
             if timeout is None:

@@ -271,19 +271,26 @@ def origin_of(value: Any, base: str) -> tuple[str, int | None] | None:
     return display_path(origin[0], base), origin[1]
 
 
-def add_secret_leaves(data: Any) -> None:
-    """Register every string of ``data`` (the content of a whole-file vault) as a secret."""
+def _leaves(data: Any) -> Iterator[Any]:
+    """The values of ``data`` that are neither mappings nor lists/tuples, depth first."""
     if isinstance(data, Mapping):
         for value in data.values():
-            add_secret_leaves(value)
+            yield from _leaves(value)
     elif isinstance(data, list | tuple):
         for item in data:
-            add_secret_leaves(item)
-    elif isinstance(data, EncryptedString):
-        decrypt_value(data)
-    elif isinstance(data, str):
-        # strings only: masking every '389' of a vaulted port would mangle all output
-        secrets.add(str(data))
+            yield from _leaves(item)
+    else:
+        yield data
+
+
+def add_secret_leaves(data: Any) -> None:
+    """Register every string of ``data`` (the content of a whole-file vault) as a secret."""
+    for leaf in _leaves(data):
+        if isinstance(leaf, EncryptedString):
+            decrypt_value(leaf)
+        elif isinstance(leaf, str):
+            # strings only: masking every '389' of a vaulted port would mangle all output
+            secrets.add(str(leaf))
 
 
 def vault_encrypter(password_file: str) -> Callable[[str], str]:
@@ -328,14 +335,9 @@ def _playbook_vars_files(directory: str) -> Iterator[str]:
 
 
 def _add_encrypted_values(data: Any) -> None:
-    if isinstance(data, EncryptedString):
-        decrypt_value(data)
-    elif isinstance(data, Mapping):
-        for value in data.values():
-            _add_encrypted_values(value)
-    elif isinstance(data, list | tuple):
-        for item in data:
-            _add_encrypted_values(item)
+    for leaf in _leaves(data):
+        if isinstance(leaf, EncryptedString):
+            decrypt_value(leaf)
 
 
 def register_playbook_vault_values(directory: str) -> None:

@@ -31,11 +31,11 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from ..secrets import secrets
 from . import compat
-from .executor import StandardExecutor, _lock
+from .executor import ModuleCallOptions, StandardExecutor, _lock
 from .executor_choice import ExecutorName, executor_for_host
 from .inventory import Inventory
 from .runtime import becomes_another_user
@@ -629,7 +629,9 @@ class WarmExecutor(StandardExecutor):
         """(label, pid on the target) of the running agents (for tests and diagnostics)."""
         return [(agent.label, agent.pid) for agent in self._pool.agents()]
 
-    def run(self, host: str, module: str, args: Mapping[str, Any], **options: Any) -> dict[str, Any]:
+    def run(
+        self, host: str, module: str, args: Mapping[str, Any], **options: Unpack[ModuleCallOptions]
+    ) -> dict[str, Any]:
         """:meth:`StandardExecutor.run`; after a package change the host's agents start afresh.
 
         An agent imported ``ansible.module_utils`` when it started, and with them what they found

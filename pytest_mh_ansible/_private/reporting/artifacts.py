@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..options import option_or_ini
+
 if TYPE_CHECKING:
     from ...host import MultihostHost
 
@@ -63,7 +65,7 @@ def utility_patterns(owner: object, phase: str) -> list[str]:
 
 def artifacts_root(config: pytest.Config) -> Path:
     """The artifacts directory: ``--mh-artifacts-dir`` or ``mh_artifacts_dir``, relative to the invocation directory."""
-    root = Path(config.getoption("mh_artifacts_dir") or str(config.getini("mh_artifacts_dir") or "artifacts"))
+    root = Path(option_or_ini(config, "mh_artifacts_dir", "artifacts"))
     return root if root.is_absolute() else config.invocation_params.dir / root
 
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, final
 import pytest
 
 from ..ansible.collection import collections_dir
+from ..options import choice_option
 from ..secrets import is_secret_name, secrets
 from ..stash import SESSION_KEY
 from .artifacts import artifacts_root, test_directory
@@ -93,10 +94,7 @@ def register(config: pytest.Config) -> None:
 
 def export_mode(config: pytest.Config) -> str:
     """``never``, ``failed`` or ``all``, from ``--mh-export-playbooks`` or the ``mh_export_playbooks`` ini option."""
-    when = config.getoption("mh_export_playbooks") or str(config.getini("mh_export_playbooks") or "never")
-    if when not in WHEN:
-        raise pytest.UsageError(f"ini option mh_export_playbooks: {when!r} is not one of {', '.join(WHEN)}")
-    return when
+    return choice_option(config, "mh_export_playbooks", "never", WHEN)
 
 
 @final

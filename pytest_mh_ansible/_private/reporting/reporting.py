@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, final
 import pytest
 
 from ...errors import HostUnreachableError
+from ..options import choice_option
 from ..session.signals import Interrupts, SignalRelay, TestTimer
 from ..stash import FIXTURE_KEY, MARK_KEY, SESSION_KEY
 from .artifacts import artifact_patterns, artifacts_root, fetch_artifacts, test_directory, utility_patterns
@@ -161,10 +162,7 @@ def configure(config: pytest.Config) -> None:
 
 
 def _mode(config: pytest.Config) -> str:
-    mode = config.getoption("mh_collect_artifacts") or str(config.getini("mh_collect_artifacts") or "on-failure")
-    if mode not in MODES:
-        raise pytest.UsageError(f"ini option mh_collect_artifacts: {mode!r} is not one of {', '.join(MODES)}")
-    return mode
+    return choice_option(config, "mh_collect_artifacts", "on-failure", MODES)
 
 
 def _default_timeout(config: pytest.Config) -> float | None:

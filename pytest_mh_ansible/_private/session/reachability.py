@@ -5,12 +5,14 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING, Any, final
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Unpack, final
 
 from ...errors import HostUnreachableError
 
 if TYPE_CHECKING:
-    from ...conn import Transport
+    from ...conn import ExecOptions, Transport
     from ...host import MultihostHost
 
 __all__ = ["DeadHosts", "GuardedTransport"]
@@ -81,50 +83,33 @@ class GuardedTransport:
         if self.host in self._dead:
             raise self._dead.error(self.host)
 
-    def _failed(self, err: HostUnreachableError) -> None:
-        self._dead.mark(self.host, err.reason)
-
-    def connect(self) -> None:
+    @contextmanager
+    def _guarded(self) -> Iterator[None]:
+        """Fail at once for a dead host; a connection failure inside marks the host dead."""
         self._check()
         try:
-            self.inner.connect()
+            yield
         except HostUnreachableError as err:
-            self._failed(err)
+            self._dead.mark(self.host, err.reason)
             raise
+
+    def connect(self) -> None:
+        with self._guarded():
+            self.inner.connect()
 
     def close(self) -> None:
         self.inner.close()
 
-    def exec(
-        self,
-        command: str,
-        *,
-        input: bytes | None = None,
-        become: bool | None = None,
-        become_user: str | None = None,
-        timeout: float | None = None,
-    ) -> tuple[int, bytes, bytes]:
-        self._check()
-        try:
-            result = self.inner.exec(command, input=input, become=become, become_user=become_user, timeout=timeout)
-        except HostUnreachableError as err:
-            self._failed(err)
-            raise
+    def exec(self, command: str, **options: Unpack[ExecOptions]) -> tuple[int, bytes, bytes]:
+        with self._guarded():
+            result = self.inner.exec(command, **options)
         self._dead.answered(self.host)
         return result
 
     def put(self, local: str | os.PathLike[str], remote: str) -> None:
-        self._check()
-        try:
+        with self._guarded():
             self.inner.put(local, remote)
-        except HostUnreachableError as err:
-            self._failed(err)
-            raise
 
     def get(self, remote: str, local: str | os.PathLike[str]) -> None:
-        self._check()
-        try:
+        with self._guarded():
             self.inner.get(remote, local)
-        except HostUnreachableError as err:
-            self._failed(err)
-            raise

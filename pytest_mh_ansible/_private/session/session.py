@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 from ...conn import Connection, ProcessResult
 from ...errors import HostUnreachableError, MultihostError, TeardownExceptionGroup
@@ -26,6 +26,7 @@ from .reachability import DeadHosts, GuardedTransport
 
 if TYPE_CHECKING:
     from ...marks import TopologyMark
+    from ..ansible.executor import ModuleCallOptions
     from ..ansible.inventory import Inventory, InventoryHost
     from ..ansible.warm import WarmExecutor
 
@@ -446,7 +447,9 @@ class _LazyExecutor:
     def __init__(self, session: MultihostSession) -> None:
         self._session = session
 
-    def run(self, host: str, module: str, args: Mapping[str, Any], **options: Any) -> dict[str, Any]:
+    def run(
+        self, host: str, module: str, args: Mapping[str, Any], **options: Unpack[ModuleCallOptions]
+    ) -> dict[str, Any]:
         """Run a module; a host found unreachable is marked dead at once, and calls to a dead host fail at once."""
         dead = self._session.dead
         if host in dead:
