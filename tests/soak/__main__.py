@@ -18,6 +18,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", type=int, default=None, help="number of tests (default: the profile's)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
     parser.add_argument("--workdir", type=Path, default=None, help="lab and suite directory (default: a temp dir)")
+    parser.add_argument(
+        "--lab-name",
+        default=None,
+        help="the lab's name (default: mhsoak + MH_TEST_LAB_SUFFIX; CI's clean-up takes every mh* lab of the machine)",
+    )
     parser.add_argument("--keep-lab", action="store_true", help="leave the lab up afterwards (lab down --name mhsoak)")
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments for the suite's runs (after --)")
     args = parser.parse_args(argv)
@@ -29,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         tests=args.tests,
         json_path=args.json,
         keep_lab=args.keep_lab,
+        name=args.lab_name,
         pytest_args=tuple(args.pytest_args),
     )
     clean = (

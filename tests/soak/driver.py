@@ -262,6 +262,7 @@ def run_soak(
     tests: int | None = None,
     json_path: Path | None = None,
     keep_lab: bool = False,
+    name: str | None = None,
     pytest_args: tuple[str, ...] = (),
     say: Callable[[str], None] = print,
 ) -> dict[str, Any]:
@@ -270,7 +271,7 @@ def run_soak(
     started = time.monotonic()
     plan = make_plan(profile, seed=seed, tests=tests)
     workdir = Path(workdir).absolute()
-    name = lab_name()
+    name = name or lab_name()
     spec = LabSpec(
         name=name,
         hosts=tuple(LabHostSpec(host, roles=(host,), init=init) for host, init in HOSTS),  # type: ignore[arg-type]
