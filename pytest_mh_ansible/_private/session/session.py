@@ -250,10 +250,15 @@ class MultihostSession:
         return Connection(host.name, host.vars, transport=transport, observer=observer)
 
     def _lease_transport(self, name: str) -> Any:
-        """A transport of its own for a host's leases (the renewal thread must not share the tests' one)."""
+        """A transport of its own for a host's leases (the renewal thread must not share the tests' one).
+
+        It fails at once for a host already marked dead, but its own failures mark nothing: a renewal
+        that meets the host while a test restarts its sshd must not end the host for the session.
+        """
         from ..ansible.transport import AnsibleTransport
 
-        return GuardedTransport(name, AnsibleTransport(name, self.inventory.host(name).variables), self.dead)
+        inner = AnsibleTransport(name, self.inventory.host(name).variables)
+        return GuardedTransport(name, inner, self.dead, marks=False)
 
     def is_set_up(self, name: str) -> bool:
         """Whether host ``name``'s session setup ran and succeeded."""
