@@ -212,15 +212,27 @@ def _check_tests(
     """Which scheduled faults happened, and which tests ended otherwise than planned."""
     reports = _outcomes(events)
     seen = {(e["index"], e["fault"]) for e in events if e["kind"] == "fault" and e.get("observed")}
+    # A signal happened when the product said it received it during that test; the run must then
+    # end as interrupted (exit status 2), whatever else went wrong in it.
     signalled = {
         run["signal"]["index"]: run
         for run in runs
         if run["signal"] is not None
-        and run["rc"] == 2
         and f"pytest-mh-ansible: {run['signal']['fault'].upper()} received during" in run["output"]
     }
     observed: dict[str, int] = dict.fromkeys(FAULTS, 0)
     missing, unexpected = [], []
+    for index, run in signalled.items():
+        if run["rc"] != 2:
+            unexpected.append(
+                {
+                    "test": plan["tests"][index]["name"],
+                    "host": plan["tests"][index]["host"],
+                    "fault": run["signal"]["fault"],
+                    "when": "exit",
+                    "text": f"pytest run {run['run']} exited with {run['rc']} after the signal, not 2 (interrupted)",
+                }
+            )
     for test in plan["tests"]:
         index, fault = test["index"], test["fault"]
         got = reports.get(index, {})
@@ -290,6 +302,7 @@ def run_soak(
             list(pool.map(_prepare, targets.values()))
             phases["prepare_s"] = round(time.monotonic() - started - phases["lab_up_s"], 1)
             before = dict(zip(targets, pool.map(fingerprint, targets.values()), strict=True))
+        (workdir / "fingerprints-before.json").write_text(json.dumps(before, indent=1))
         planned = f"{len(plan['tests'])} tests planned ({profile.name}, seed {plan['seed']})"
         say(f"soak: lab {name!r} up and prepared, {planned}")
         suite = workdir / "suite"
@@ -319,6 +332,7 @@ def run_soak(
         tests_wall = time.monotonic() - tests_started_at
         with ThreadPoolExecutor(len(targets)) as pool:
             after = dict(zip(targets, pool.map(fingerprint, targets.values()), strict=True))
+        (workdir / "fingerprints-after.json").write_text(json.dumps(after, indent=1))
         events = _read_events(events_path)
         observed, missing, unexpected = _check_tests(plan, events, runs)
         changes = [e for e in events if e["kind"] == "change"]
