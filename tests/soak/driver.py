@@ -77,6 +77,10 @@ for name in mhsoak-on mhsoak-off; do
 done
 systemctl daemon-reload
 systemctl enable --now mhsoak-on.service 2>/dev/null
+# apt's hook (/etc/apt/apt.conf.d/20packagekit) starts packagekit, and with it polkit, over D-Bus on
+# every package install; they keep running after the package is removed, and the drift check reports
+# them (it did, in the full profile). Not the journal's to undo: masked here, said in docs/soak.md.
+if systemctl cat packagekit.service >/dev/null 2>&1; then systemctl mask packagekit.service >/dev/null 2>&1; fi
 """
 
 
