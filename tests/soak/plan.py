@@ -167,6 +167,21 @@ def _change(rng: random.Random, kind: str, test: int, number: int, others: list[
     return {"kind": kind, "args": args}
 
 
+def _no_chmod_of_removed_files(changes: list[dict[str, Any]]) -> None:
+    """A chmod + chown of a file that an earlier change of the same test removed would fail: it takes /etc/hosts."""
+    removed: set[str] = set()
+    for change in changes:
+        args = change["args"]
+        if change["kind"] == "fs.chmod_chown" and args["path"] in removed:
+            args["path"] = "/etc/hosts"
+        elif change["kind"] == "fs.rm":
+            removed.add(args["path"])
+        elif change["kind"] == "module.file":
+            removed.add(args["remove"])
+        elif change["kind"] in ("fs.append", "module.lineinfile", "config.line"):
+            removed.discard(args["path"])  # created again
+
+
 def make_plan(profile: Profile, seed: int | None = None, tests: int | None = None) -> dict[str, Any]:
     """The plan for ``profile`` (``seed`` and ``tests`` override the profile's), as JSON-ready data."""
     seed = profile.seed if seed is None else seed
@@ -208,13 +223,9 @@ def make_plan(profile: Profile, seed: int | None = None, tests: int | None = Non
     for index, fault in enumerate(faults):
         host = rng.choice(names)
         others = [name for name in names if name != host]
+        changes = [_change(rng, kind, index, number, others) for number, kind in enumerate(slices[index])]
+        _no_chmod_of_removed_files(changes)
         plan_tests.append(
-            {
-                "index": index,
-                "name": f"test_{index:04d}",
-                "host": host,
-                "fault": fault,
-                "changes": [_change(rng, kind, index, number, others) for number, kind in enumerate(slices[index])],
-            }
+            {"index": index, "name": f"test_{index:04d}", "host": host, "fault": fault, "changes": changes}
         )
     return {"profile": profile.name, "seed": seed, "hosts": dict(HOSTS), "tests": plan_tests}

@@ -49,3 +49,19 @@ def test_names_of_created_users_groups_and_files_never_collide() -> None:
         assert len(made) == len(set(made)), test
     gids = [c["args"]["gid"] for t in tests for c in t["changes"] if "gid" in c["args"]]
     assert len(gids) == len(set(gids))
+
+
+def test_a_file_removed_earlier_in_a_test_is_never_chmodded() -> None:
+    """The full profile's first run met this: chmod of /etc/motd after an rm of it in the same test."""
+    for test in make_plan(PROFILES["full"])["tests"]:
+        removed: set[str] = set()
+        for change in test["changes"]:
+            args = change["args"]
+            if change["kind"] == "fs.chmod_chown":
+                assert args["path"] not in removed, test
+            elif change["kind"] == "fs.rm":
+                removed.add(args["path"])
+            elif change["kind"] == "module.file":
+                removed.add(args["remove"])
+            elif change["kind"] in ("fs.append", "module.lineinfile", "config.line"):
+                removed.discard(args["path"])
