@@ -846,4 +846,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             reporter.write_sep("=", "pytest-mh-ansible: session teardown errors", red=True)
             for err in errors:
                 reporter.write_line(str(err))
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        # a run that ended otherwise (interrupted by a signal, an internal or usage error) keeps its status
+        if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED

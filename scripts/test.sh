@@ -129,8 +129,9 @@ oldest_log=$(mktemp)
 newest_log=$(mktemp)
 integration_started=$SECONDS
 # The bench harness's smoke test and the README's install lines run once, with the oldest: they test
-# the bench scripts and pip, not the product on an ansible-core (and take minutes each).
-MH_TEST_INSTALLED=1 .venv-wheel/bin/pytest tests/integration tests/collection tests/bench \
+# the bench scripts and pip, not the product on an ansible-core (and take minutes each). So does the
+# rollback soak's short profile (tests/soak: every fault kind once, hosts compared over plain ssh).
+MH_TEST_INSTALLED=1 .venv-wheel/bin/pytest tests/integration tests/collection tests/bench tests/soak \
     -n 2 -p no:cacheprovider --durations=10 >"$oldest_log" 2>&1 &
 oldest=$!
 MH_TEST_INSTALLED=1 MH_TEST_LAB_SUFFIX=n .venv-wheel-2.21/bin/pytest tests/integration tests/collection \

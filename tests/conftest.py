@@ -1,6 +1,6 @@
 """Shared by every test directory: in CI, a test that needs the lab or a root machine must not skip.
 
-With ``MH_TEST_NO_SKIP=1`` (``.ci/run`` sets it), a skipped integration, collection or bench test
+With ``MH_TEST_NO_SKIP=1`` (``.ci/run`` sets it), a skipped integration, collection, bench or soak test
 is reported as failed with its skip reason, so that a run where the lab could not start, or that
 ran without root, can never be green.
 """
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 HERE = Path(__file__).parent
-MUST_RUN = (HERE / "integration", HERE / "collection", HERE / "bench")
+MUST_RUN = (HERE / "integration", HERE / "collection", HERE / "bench", HERE / "soak")
 
 
 @pytest.hookimpl(wrapper=True)

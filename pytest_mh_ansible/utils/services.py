@@ -55,29 +55,11 @@ class Services(MultihostUtility["MultihostHost"]):
 
     def enable(self, name: str) -> bool:
         """Enable ``name`` at boot; disabled again after the test if it was."""
-        self._forget_new_sysv_links(name)
         return self._service(name, enabled=True)
 
     def disable(self, name: str) -> bool:
         """Disable ``name`` at boot; enabled again after the test if it was."""
-        self._forget_new_sysv_links(name)
         return self._service(name, enabled=False)
-
-    def _forget_new_sysv_links(self, name: str) -> None:
-        """On sysv, a service without rc.d links gets ``K`` links when "disabled" again: remove them at the end.
-
-        Recorded *before* the module call, so that it runs after the service's own inverse.
-        """
-        quoted = shlex.quote(name)
-        probe = f"[ ! -d /run/systemd/system ] && ! ls /etc/rc?.d/[SK]??{quoted} >/dev/null 2>&1"
-        if self.host.conn.run(probe, raise_on_error=False).rc != 0:
-            return
-        host = self.host
-
-        def undo() -> None:
-            host.conn.run(f"update-rc.d -f {quoted} remove >/dev/null")
-
-        host.journal.record(host, f"rc.d links of {name} (none before)", undo)
 
     def status(self, name: str) -> dict[str, bool]:
         """``{"active": ..., "enabled": ...}`` for ``name`` (read with systemctl, or ``service`` and rc2.d links)."""

@@ -45,3 +45,24 @@ def test_dead_hosts__answered_then_failed_stopped_answering() -> None:
         guarded.exec("true")
     with pytest.raises(HostUnreachableError, match="it stopped answering earlier in this session: connection refused"):
         guarded.exec("true")
+
+
+def test_lease_guard__fails_fast_for_a_dead_host_but_marks_no_host_dead() -> None:
+    """Found by the soak: a lease renewal during a test's sshd restart ("Connection refused") marked
+    the host dead for the rest of the session, and every later test on it errored."""
+    dead = DeadHosts()
+    inner = _Flaky()
+    lease = GuardedTransport("h1", inner, dead, marks=False)  # type: ignore[arg-type]
+    tests = GuardedTransport("h1", inner, dead)  # type: ignore[arg-type]
+    inner.up = False
+    with pytest.raises(HostUnreachableError, match="connection refused"):
+        lease.exec("renew")
+    assert "h1" not in dead
+    inner.up = True
+    assert tests.exec("true") == (0, b"", b"")  # the tests' commands go on
+    inner.up = False
+    with pytest.raises(HostUnreachableError):
+        tests.exec("true")
+    assert "h1" in dead
+    with pytest.raises(HostUnreachableError, match="earlier in this session"):
+        lease.exec("renew")  # a host the tests found dead: the lease guard fails at once

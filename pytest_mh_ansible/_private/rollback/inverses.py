@@ -313,9 +313,18 @@ class JournalRecorder:
                 restore["enabled"] = enabled_state == "enabled"
             if "masked" in token.args:
                 restore["masked"] = enabled_state == "masked"
-            if len(restore) == 1:
+            # sysv, no rc.d link before: enabled=false would leave K links, so the links are removed
+            unlink = "enabled" in token.args and enabled_state == "none"
+            if len(restore) == 1 and not unlink:
                 return _SAME_STATE  # e.g. a restart of a running service: its state is as before
-            return lambda: _ok(host.ansible.run(module, restore))
+
+            def revert() -> None:
+                if len(restore) > 1:
+                    _ok(host.ansible.run(module, restore))
+                if unlink:
+                    host.conn.run(f"update-rc.d -f {shlex.quote(name)} remove >/dev/null")
+
+            return revert
 
         token.undo = undo
 

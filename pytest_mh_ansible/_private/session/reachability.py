@@ -69,12 +69,17 @@ class GuardedTransport:
     :param host: The inventory hostname.
     :param inner: The real transport.
     :param dead: The session's registry of dead hosts.
+    :param marks: Whether a connection failure marks the host dead. The lease renewal thread's
+        transport does not: it runs beside the tests, so it may meet the host while its sshd restarts
+        (a test may restart it), and one failed renewal is harmless (the lease lives on for its TTL).
+        Only the tests' own commands and module calls decide that a host is dead.
     """
 
-    def __init__(self, host: str, inner: Transport, dead: DeadHosts) -> None:
+    def __init__(self, host: str, inner: Transport, dead: DeadHosts, *, marks: bool = True) -> None:
         self.host = host
         self.inner = inner
         self._dead = dead
+        self._marks = marks
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -85,12 +90,13 @@ class GuardedTransport:
 
     @contextmanager
     def _guarded(self) -> Iterator[None]:
-        """Fail at once for a dead host; a connection failure inside marks the host dead."""
+        """Fail at once for a dead host; a connection failure inside marks the host dead (if ``marks``)."""
         self._check()
         try:
             yield
         except HostUnreachableError as err:
-            self._dead.mark(self.host, err.reason)
+            if self._marks:
+                self._dead.mark(self.host, err.reason)
             raise
 
     def connect(self) -> None:

@@ -251,10 +251,15 @@ class MultihostSession:
         return Connection(host.name, host.vars, transport=transport, observer=observer)
 
     def _lease_transport(self, name: str) -> Any:
-        """A transport of its own for a host's leases (the renewal thread must not share the tests' one)."""
+        """A transport of its own for a host's leases (the renewal thread must not share the tests' one).
+
+        It fails at once for a host already marked dead, but its own failures mark nothing: a renewal
+        that meets the host while a test restarts its sshd must not end the host for the session.
+        """
         from ..ansible.transport import AnsibleTransport
 
-        return GuardedTransport(name, AnsibleTransport(name, self.inventory.host(name).variables), self.dead)
+        inner = AnsibleTransport(name, self.inventory.host(name).variables)
+        return GuardedTransport(name, inner, self.dead, marks=False)
 
     def is_set_up(self, name: str) -> bool:
         """Whether host ``name``'s session setup ran and succeeded."""
@@ -292,7 +297,13 @@ class MultihostSession:
         self.locks.acquire(self._lock_key(name) for name in assignment.hosts)
         try:
             if self.leases is not None:
-                self.leases.acquire(assignment.hosts)
+                try:
+                    self.leases.acquire(assignment.hosts)
+                except HostUnreachableError as err:
+                    # Taking the lease is the first contact with the host, between tests: it did not answer.
+                    # (Only the renewal thread's failures mark nothing; see _lease_transport.)
+                    self.dead.mark(err.host, err.reason)
+                    raise
             probed = probe_all([self._hosts[name] for name in assignment.hosts if name not in self._host_state])
             # Hosts are set up in the session scope (undone at the end of the session, not of this topology).
             with self.journal.into("session"):

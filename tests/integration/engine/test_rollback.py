@@ -233,6 +233,37 @@ def test_rollback__systemd_units_are_stopped_and_removed(pytester: pytest.Pytest
     run(pytester, engine_lab, "-v").assert_outcomes(passed=2)
 
 
+SYSV_LINKS = HEADER + textwrap.dedent("""
+    from pytest_mh_ansible.lab import dummy_init_script
+
+    RC = " ".join(f"/etc/rc{level}.d" for level in "0123456")
+
+    def links(host):
+        return host.conn.run(f"ls {RC}").stdout.count("mh-links")
+
+    @pytest.mark.topology(SYSV)
+    def test_a_enable_a_sysv_service_without_links(server):
+        server.host.conn.run(
+            "cat > /etc/init.d/mh-links && chmod 0755 /etc/init.d/mh-links", input=dummy_init_script("mh-links")
+        )
+        assert links(server.host) == 0
+        assert server.host.ansible.run("ansible.builtin.service", name="mh-links", enabled=True).changed
+        assert links(server.host) > 0
+
+    @pytest.mark.topology(SYSV)
+    def test_b_no_link_left(server):
+        assert links(server.host) == 0  # not K links: it had no link before
+        server.host.conn.run("rm /etc/init.d/mh-links")
+""")
+
+
+def test_rollback__a_sysv_service_without_rc_links_gets_none_back(pytester: pytest.Pytester, engine_lab: Lab) -> None:
+    """Found by the soak: a raw ``service enabled=true`` was undone with ``update-rc.d disable``, which left
+    K links in every rc?.d where there had been none."""
+    pytester.makepyfile(test_links=SYSV_LINKS)
+    run(pytester, engine_lab, "-v").assert_outcomes(passed=2)
+
+
 PLAYBOOKS = HEADER + textwrap.dedent("""
     @pytest.mark.topology(SYSV)
     def test_a_playbook_with_revert_paths_and_teardown(server):

@@ -43,6 +43,8 @@ from pytest_mh_ansible import MultihostHost, MultihostRole
 class MyHost(MultihostHost):
     def pytest_teardown(self):
         Path(__file__).with_name("host-teardown-" + self.name).write_text("ran")
+        if Path(__file__).with_name("fail-host-teardown").exists():
+            raise RuntimeError("the host teardown fails on purpose")
 
 class SlowRole(MultihostRole):
     def teardown(self):
@@ -134,6 +136,22 @@ def test_signal_mid_test__test_stopped_changes_rolled_back_and_said(
     assert (prepared.path / "host-teardown-client1").read_text() == "ran", output
     assert not (prepared.path / "never").exists()
     assert "INTERNALERROR" not in output
+
+
+def test_signal_and_a_failing_session_teardown__the_run_still_ends_as_interrupted(
+    prepared: pytest.Pytester, sig_lab: Lab
+) -> None:
+    """Found by the soak: session teardown errors turned the exit status of an interrupted run into 1."""
+    prepared.makepyfile(test_sig=LONG)
+    (prepared.path / "fail-host-teardown").write_text("yes")
+    proc = start(prepared, sig_lab)
+    wait_for(proc, (prepared.path / "running-client1").exists, "the test changed the host")
+    proc.send_signal(signal.SIGHUP)
+    output = finish(proc)
+    assert "pytest-mh-ansible: session teardown errors" in output, output
+    assert "the host teardown fails on purpose" in output
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert state(sig_lab, "client1") == ORIGINAL, output
 
 
 def test_second_signal__exits_at_once_and_lists_what_was_not_reverted(prepared: pytest.Pytester, sig_lab: Lab) -> None:
