@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_mh_ansible._private.session.signals import Interrupts
+from pytest_mh_ansible._private.session.signals import Interrupts, SignalRelay
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
 
@@ -105,3 +105,99 @@ def test_interrupts__second_signal__exits_at_once_and_lists_what_is_not_reverted
         "  not reverted: [server1] ansible.builtin.user name=alice",
         "  not reverted: [server1] x",
     ]
+
+
+def test_interrupts__xdist_worker__takes_a_repeated_sigint_for_the_same_ending(said: list[str]) -> None:
+    """Ctrl-C reaches a worker from the terminal's process group and from the controller's relay."""
+    handler = Interrupts(said.append, relayed=True)
+    handler.install()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)  # no exit: the same Ctrl-C, relayed
+    finally:
+        handler.uninstall()
+    assert handler.count == 1
+    assert len(said) == 1
+
+
+QUICK_SECOND_CTRL_C = textwrap.dedent("""
+    import os, signal
+    from pytest_mh_ansible._private.session.signals import Interrupts
+
+    handler = Interrupts(print)
+    handler.install()
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+    except KeyboardInterrupt:
+        print("stopping", flush=True)
+    os.kill(os.getpid(), signal.SIGINT)
+    print("still running")
+""")
+
+
+def test_interrupts__without_xdist__a_quick_second_ctrl_c_exits_at_once() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", QUICK_SECOND_CTRL_C], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 2, done
+    assert "still running" not in done.stdout
+    assert "SIGINT received again: exiting now" in done.stdout
+
+
+WORKER = textwrap.dedent("""
+    import signal, sys, time
+    got = []
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        signal.signal(getattr(signal, name), lambda signum, frame: got.append(signal.Signals(signum).name))
+    print("ready", flush=True)
+    deadline = time.monotonic() + 20
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.01)
+    print(",".join(got), flush=True)
+""")
+
+
+@pytest.fixture
+def worker() -> Iterator[subprocess.Popen[str]]:
+    """A process standing in for an xdist worker: prints the first signals it gets."""
+    proc = subprocess.Popen([sys.executable, "-c", WORKER], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == "ready\n"
+    try:
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_relay__with_workers__passes_the_signal_on_and_keeps_the_controller_running(
+    said: list[str], worker: subprocess.Popen[str], signum: signal.Signals
+) -> None:
+    """The controller must outlive its workers' rollback: on Ctrl-C xdist would end their gateways at once."""
+    relay = SignalRelay(said.append)
+    relay.workers["gw0"] = worker.pid
+    relay.install()
+    try:
+        os.kill(os.getpid(), signum)  # no KeyboardInterrupt here
+    finally:
+        relay.uninstall()
+    out, _ = worker.communicate(timeout=30)
+    assert out.strip() == signum.name
+    again = "press Ctrl-C again" if signum == signal.SIGINT else f"send {signum.name} again"
+    assert said == [
+        f"pytest-mh-ansible: {signum.name} received: passed on to the workers (gw0); each stops its test, "
+        f"runs its teardown and rollback ({again} to exit at once)"
+    ]
+
+
+def test_signal_relay__sigint_before_any_worker__interrupts_the_controller(said: list[str]) -> None:
+    relay = SignalRelay(said.append)
+    relay.install()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+    finally:
+        relay.uninstall()
+    assert said == []

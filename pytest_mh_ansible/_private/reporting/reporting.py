@@ -197,7 +197,8 @@ class ReportingPlugin:
                 combined = combined.with_name(f"{combined.stem}-{worker}{combined.suffix}")
         self.tap = LogTap(combined)
         self.dead = session.dead
-        self.interrupts = Interrupts(self._say, pending=session.journal.pending)
+        relayed = bool(getattr(config, "workerinput", None))  # an xdist worker: its controller passes signals on
+        self.interrupts = Interrupts(self._say, pending=session.journal.pending, relayed=relayed)
         self.relay = SignalRelay(self._say)
         self.timer = TestTimer()
         self._failed: dict[str, bool] = {}
@@ -290,7 +291,7 @@ class ReportingPlugin:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodeready(self, node: Any) -> None:
-        """pytest-xdist's controller: remember the worker's pid, to pass SIGTERM and SIGHUP on to it."""
+        """pytest-xdist's controller: remember the worker's pid, to pass SIGINT, SIGTERM and SIGHUP on to it."""
         try:
             self.relay.workers[str(node.gateway.id)] = int(node.gateway._rinfo().pid)
         except Exception as err:  # an execnet without rinfo: the worker only gets what its group gets

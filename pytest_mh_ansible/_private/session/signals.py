@@ -50,6 +50,8 @@ DUPLICATE_WINDOW = 1.0
 
 A closed terminal sends SIGHUP to the whole process group and pytest-xdist's controller passes
 the signal on to its workers too: a worker may get the same ending twice within milliseconds.
+In an xdist worker this holds for SIGINT too (Ctrl-C reaches the worker from the terminal and
+from the controller); in a run without xdist a quick second Ctrl-C still means "exit now".
 """
 
 
@@ -95,11 +97,17 @@ class Interrupts:
 
     :param say: Prints a line on the terminal (bypassing output capture).
     :param pending: The changes not reverted yet, one line each.
+    :param relayed: This process is a pytest-xdist worker, whose controller passes signals on
+        (:class:`SignalRelay`): a repeat of the first signal within :data:`DUPLICATE_WINDOW`
+        is the same ending, SIGINT included.
     """
 
-    def __init__(self, say: Callable[[str], None], pending: Callable[[], list[str]] = list) -> None:
+    def __init__(
+        self, say: Callable[[str], None], pending: Callable[[], list[str]] = list, *, relayed: bool = False
+    ) -> None:
         self._say = say
         self._pending = pending
+        self._relayed = relayed
         self._handlers = _Handlers()
         self._first_at = 0.0
         self._first: signal.Signals | None = None
@@ -125,7 +133,8 @@ class Interrupts:
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         sig = signal.Signals(signum)
         now = time.monotonic()
-        if self.count and sig != signal.SIGINT and sig == self._first and now - self._first_at < DUPLICATE_WINDOW:
+        repeat = self.count and sig == self._first and now - self._first_at < DUPLICATE_WINDOW
+        if repeat and (sig != signal.SIGINT or self._relayed):
             return  # the same ending delivered twice (process group and xdist controller)
         self.count += 1
         if self.count == 1:
@@ -164,12 +173,19 @@ class Interrupts:
 
 @final
 class SignalRelay:
-    """pytest-xdist's controller: SIGTERM and SIGHUP are passed on to every worker, each of which rolls back.
+    """pytest-xdist's controller: SIGINT, SIGTERM and SIGHUP are passed on to every worker, each of which rolls back.
 
     The controller runs no test and holds no change; it keeps running until the workers have
-    finished their teardown and rollback (xdist then ends the run as interrupted). A second
-    signal is passed on too (the workers exit at once, listing what they leave), then the
-    controller exits.
+    finished their teardown and rollback (xdist then ends the run as interrupted). Were it to
+    stop at the signal, as it does by default on Ctrl-C, it would end its workers' gateways
+    while they still roll back: execnet interrupts a worker that is still busy after 5 s and
+    kills it after 15 s, and changes stay on the hosts. A second signal is passed on too (the
+    workers exit at once, listing what they leave), then the controller exits.
+
+    SIGINT is passed on although Ctrl-C in a terminal reaches the workers already (they are in
+    its process group): a ``kill -INT`` of the controller alone must stop them too, and a worker
+    takes the same signal twice within :data:`DUPLICATE_WINDOW` for one (``Interrupts(relayed=True)``).
+    Before any worker is up, SIGINT interrupts the controller as usual.
 
     :param say: Prints a line on the terminal.
     """
@@ -182,8 +198,7 @@ class SignalRelay:
         self._first: tuple[signal.Signals, float] | None = None
 
     def install(self) -> None:
-        # Ctrl-C reaches every process of the terminal's group already
-        self._handlers.install([signum for signum in _signals() if signum != signal.SIGINT], self._handle)
+        self._handlers.install(_signals(), self._handle)
 
     def uninstall(self) -> None:
         self._handlers.uninstall()
@@ -194,15 +209,18 @@ class SignalRelay:
         first = self._first
         if first is not None and first[0] == sig and now - first[1] < DUPLICATE_WINDOW:
             return
+        if first is None and sig == signal.SIGINT and not self.workers:
+            raise KeyboardInterrupt  # no worker to wait for: Ctrl-C stops the controller as usual
         for pid in self.workers.values():
             with contextlib.suppress(OSError):
                 os.kill(pid, sig)
         names = ", ".join(sorted(self.workers)) or "none running"
         if first is None:
             self._first = (sig, now)
+            again = "press Ctrl-C again" if sig == signal.SIGINT else f"send {sig.name} again"
             self._say(
                 f"pytest-mh-ansible: {sig.name} received: passed on to the workers ({names}); each stops its test, "
-                f"runs its teardown and rollback (send {sig.name} again to exit at once)"
+                f"runs its teardown and rollback ({again} to exit at once)"
             )
             return
         self._say(f"pytest-mh-ansible: {sig.name} received again: passed on to the workers ({names}); exiting now")

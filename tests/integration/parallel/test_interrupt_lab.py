@@ -36,12 +36,6 @@ LONG_TESTS = textwrap.dedent("""
 HOSTS = ("client1", "client2", "server1", "server2")
 
 
-@pytest.mark.xfail(
-    reason="known gap: on Ctrl-C the xdist controller exits without waiting for its workers' session "
-    "teardown, so a worker's rollback and lease release may be cut short (leases then expire after "
-    "--mh-lease-ttl); see docs/parallel.md",
-    strict=False,
-)
 def test_interrupt_lab__ctrl_c_with_two_workers_rolls_back_and_releases_leases(
     pytester: pytest.Pytester, pool_lab: Lab
 ) -> None:
@@ -67,7 +61,8 @@ def test_interrupt_lab__ctrl_c_with_two_workers_rolls_back_and_releases_leases(
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     (pytester.path / "output.txt").write_text(output)
-    assert proc.returncode != 0, output
+    assert proc.returncode == 2, output
+    assert "pytest-mh-ansible: SIGINT received: passed on to the workers (gw0, gw1)" in output, output
     for name in HOSTS:
         assert pool_lab.run_inside(name, "test -e /etc/mh-interrupt.conf").returncode == 1, (name, output[-3000:])
         assert pool_lab.run_inside(name, "ls -A /tmp/pytest-mh-ansible-leases").stdout.split() == [], (name, output)
