@@ -140,7 +140,7 @@ class Interrupts:
         if self.count == 1:
             self._first, self._first_at = sig, now
             where = f" during {self.test}" if self.test else ""
-            again = "press Ctrl-C again" if sig == signal.SIGINT else f"send {sig.name} again"
+            again = _again(sig)
             if self.tearing_down:
                 self._say(
                     f"pytest-mh-ansible: {sig.name} received{where}: the teardown and the rollback that run now "
@@ -217,10 +217,9 @@ class SignalRelay:
         names = ", ".join(sorted(self.workers)) or "none running"
         if first is None:
             self._first = (sig, now)
-            again = "press Ctrl-C again" if sig == signal.SIGINT else f"send {sig.name} again"
             self._say(
                 f"pytest-mh-ansible: {sig.name} received: passed on to the workers ({names}); each stops its test, "
-                f"runs its teardown and rollback ({again} to exit at once)"
+                f"runs its teardown and rollback ({_again(sig)} to exit at once)"
             )
             return
         self._say(f"pytest-mh-ansible: {sig.name} received again: passed on to the workers ({names}); exiting now")
@@ -277,6 +276,11 @@ class TestTimer:
         if running is not None:
             _kill_children(frame)
             raise TestTimeoutError(*running)
+
+
+def _again(sig: signal.Signals) -> str:
+    """How the user ends the run at once: the words of the first signal's message."""
+    return "press Ctrl-C again" if sig == signal.SIGINT else f"send {sig.name} again"
 
 
 def _kill_children(frame: FrameType | None) -> None:
