@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from ...errors import HostUnreachableError, ProcessError, ProcessTimeoutError
 from ..secrets import secrets
 from . import compat
+from .command_agent import CommandAgents, CommandLost
 from .runtime import ansible_output_logged, becomes_another_user, init_ansible
 
 if TYPE_CHECKING:
@@ -56,12 +57,19 @@ class AnsibleTransport:
         rc, out, err = transport.exec("id -un", become=False)
         transport.close()
 
+    With ``command_agent``, commands over ``ssh`` and ``local`` connections run through a
+    long-lived agent on the target (see :mod:`.command_agent`): one open channel per become user
+    instead of a new ssh client per command, with the same shell, user and environment.
+
     :param host: The inventory hostname (used in messages and as the default address).
     :param variables: The host's variables as a play sees them (templated here).
+    :param command_agent: Run commands through the agent where the connection allows it.
     """
 
-    def __init__(self, host: str, variables: Mapping[str, Any]) -> None:
+    def __init__(self, host: str, variables: Mapping[str, Any], *, command_agent: bool = False) -> None:
         self.host = host
+        self._command_agent = command_agent
+        self._agents: CommandAgents | None = None
         # The magic variables connection settings may refer to ("{{ ansible_playbook_python }}").
         magic = {
             "inventory_hostname": host,
@@ -106,6 +114,9 @@ class AnsibleTransport:
         """Close the connection; an ssh ControlMaster is told to exit and its socket directory removed."""
         with self._lock:
             conn, self._conn = self._conn, None
+            agents, self._agents = self._agents, None
+            if agents is not None:
+                agents.close()
             if conn is not None:
                 with ansible_output_logged(self.host, logger, prefix="ansible: "), contextlib.suppress(Exception):
                     self._close_plugin(conn)
@@ -166,6 +177,11 @@ class AnsibleTransport:
                     compat.isolate_paramiko_client(conn)
                 compat.open_connection(conn)
                 self._after_connect(conn)
+                if self._command_agent:
+                    interpreter = str(tvars.get("ansible_python_interpreter") or "")
+                    if not interpreter or interpreter.startswith("auto"):
+                        interpreter = "python3"
+                    self._agents = CommandAgents(self.host, interpreter=interpreter)
             except Exception as err:
                 self._exit_master(None)
                 raise self._translate(err, None) from err
@@ -334,14 +350,19 @@ class AnsibleTransport:
                 in_data = input
                 if input is None:
                     payload = f"exec </dev/null\n{payload}"
-                elif not conn.has_pipelining and not _is_paramiko(conn):  # exec_command takes no stdin data
+                plugin = self._become_for(become, become_user)
+                if self._agents is not None:
+                    wrapped = _with_timeout(payload, timeout, executable)
+                    served = self._agents.run(conn, plugin, [executable, "-c", wrapped], input)
+                    if served is not None:
+                        return served
+                if input is not None and not conn.has_pipelining and not _is_paramiko(conn):
+                    # exec_command takes no stdin data
                     staged = self._stage_input(conn, input)
                     # chmod again: whatever the transfer did to the mode, the data is only the user's
                     payload = f"chmod 0600 {shlex.quote(staged)}; exec <{shlex.quote(staged)}\n{payload}"
                     in_data = None
-                if timeout is not None:
-                    payload = f"timeout -k {KILL_AFTER} {_seconds(timeout)} {executable} -c {shlex.quote(payload)}"
-                plugin = self._become_for(become, become_user)
+                payload = _with_timeout(payload, timeout, executable)
                 conn.set_become_plugin(plugin)
                 if plugin is not None:
                     payload = plugin.build_become_command(payload, shell)
@@ -448,6 +469,9 @@ class AnsibleTransport:
         if isinstance(err, HostUnreachableError | ProcessError):
             return err
         reason = secrets.mask(str(err) or type(err).__name__)
+        if isinstance(err, CommandLost) and command is not None:
+            masked = secrets.mask(command)
+            return ProcessError(self.host, masked, -1, "", "", message=f"{self.host}: {masked!r}: {reason}")
         if isinstance(err, AnsibleConnectionFailure) or command is None:
             return HostUnreachableError(self.host, reason)
         if isinstance(err, AnsibleError):
@@ -462,6 +486,13 @@ def _default_executable() -> str:
     from ansible import constants as C
 
     return str(C.DEFAULT_EXECUTABLE or "/bin/sh")
+
+
+def _with_timeout(payload: str, timeout: float | None, executable: str) -> str:
+    """``payload`` under coreutils ``timeout`` on the target (as is without a timeout)."""
+    if timeout is None:
+        return payload
+    return f"timeout -k {KILL_AFTER} {_seconds(timeout)} {executable} -c {shlex.quote(payload)}"
 
 
 def _seconds(timeout: float) -> str:

@@ -245,10 +245,10 @@ class _Agent:
         self.pid = int(hello.get("pid") or 0)
         self.python = str(hello.get("python", ""))
 
-    def run(self, header: Mapping[str, Any], payload: bytes) -> tuple[dict[str, Any], bytes, bytes]:
-        """Run one payload; AgentError if the agent is gone before it took the payload (safe to retry),
-        _AgentLost if it went away afterwards (the module may have run)."""
-        self._send_frame(json.dumps({"op": "run", **header}).encode())
+    def run(self, header: Mapping[str, Any], payload: bytes, *, op: str = "run") -> tuple[dict[str, Any], bytes, bytes]:
+        """Run one payload (``op="exec"``: a command, ``payload`` its stdin); AgentError if the agent is
+        gone before it took it (safe to retry), _AgentLost if it went away afterwards (it may have run)."""
+        self._send_frame(json.dumps({"op": op, **header}).encode())
         self._send_frame(payload)
         if self._read_frame() != b"accepted":
             raise AgentError("the agent answered out of turn")
@@ -273,6 +273,15 @@ class _Slot:
     agent: _Agent | None = None
     restarts: int = 0
     disabled: str | None = None
+
+    def lost(self, label: str, why: str) -> None:
+        """The agent went away: it is restarted once; after a second loss its key takes the standard path."""
+        self.restarts += 1
+        if self.restarts > 1:
+            self.disabled = f"the warm agent on {label} was lost twice (last: {why}); standard path from now on"
+            logger.warning("%s", self.disabled)
+        else:
+            logger.info("%s: warm agent lost (%s); it will be restarted once", label, why)
 
 
 # --- routing module payloads ---------------------------------------------------------------------
@@ -415,7 +424,7 @@ class _AgentPool:
                 with contextlib.suppress(Exception):
                     slot.agent.channel.close(wait=0.5)
                 slot.agent = None
-                self._lost(slot, label, "the agent or its connection went away")
+                slot.lost(label, "the agent or its connection went away")
                 if slot.disabled:
                     raise _Fallback(slot.disabled)
             if slot.agent is None:
@@ -427,12 +436,12 @@ class _AgentPool:
                 slot.agent = None
                 with contextlib.suppress(Exception):
                     agent.channel.close(wait=0.5)
-                failure = _connection_failure(action)
+                failure = connection_failure(compat.action_connection(action))
                 if failure is not None:
                     # The host went away, not just the agent: Ansible reports this as unreachable (as
                     # on the standard path), and the lost agent does not count against the warm path.
                     raise failure from err
-                self._lost(slot, label, str(err))
+                slot.lost(label, str(err))
                 # The payload may or may not have run: report it like a module that was killed.
                 message = (
                     f"pytest-mh-ansible: the warm agent on {label} ended during this module call ({err}); "
@@ -444,7 +453,7 @@ class _AgentPool:
                 slot.agent = None
                 with contextlib.suppress(Exception):
                     agent.channel.close(wait=0.5)
-                self._lost(slot, label, str(err))
+                slot.lost(label, str(err))
                 if slot.disabled:
                     raise _Fallback(slot.disabled) from err
                 continue
@@ -466,18 +475,16 @@ class _AgentPool:
             return int(answer["rc"]), out, err
         raise _Fallback(slot.disabled or f"the warm agent on {label} could not take the payload")
 
-    def _lost(self, slot: _Slot, label: str, why: str) -> None:
-        slot.restarts += 1
-        if slot.restarts > 1:
-            slot.disabled = f"the warm agent on {label} was lost twice (last: {why}); standard path from now on"
-            logger.warning("%s", slot.disabled)
-        else:
-            logger.info("%s: warm agent lost (%s); it will be restarted once", label, why)
-
     def _start(self, slot: _Slot, label: str, action: Any, become: Any, command: _Command) -> _Agent:
         started = time.monotonic()
         try:
-            channel, password = _open_channel(action, become, command.interpreter)
+            channel, password = open_channel(
+                compat.action_connection(action),
+                become,
+                command.interpreter,
+                executable=compat.action_executable(action),
+                cwd=compat.action_basedir(action),
+            )
         except _Fallback as cannot:
             slot.disabled = str(cannot)
             raise
@@ -490,7 +497,7 @@ class _AgentPool:
             # Often the host is down: this call goes the standard way (which reports it as Ansible
             # does); the next one tries again, unless this was the second loss.
             why = f"the warm agent on {label} could not start ({err})"
-            self._lost(slot, label, why)
+            slot.lost(label, why)
             raise _Fallback(slot.disabled or why) from err
         logger.info(
             "%s: warm agent started (pid %d, Python %s, %s) in %.0f ms",
@@ -503,10 +510,10 @@ class _AgentPool:
         return agent
 
 
-def _connection_failure(action: Any) -> Exception | None:
+def connection_failure(conn: Any) -> Exception | None:
     """After an agent was lost mid-call: the connection failure that explains it, or None if the host answers.
 
-    One cheap command over the task's own connection plugin tells a killed agent (the host still
+    One cheap command over the connection plugin tells a killed agent (the host still
     answers) from a lost host (sshd gone, the network down). The plugin raises Ansible's
     ``AnsibleConnectionFailure`` then, which the task executor turns into an unreachable result.
     """
@@ -514,7 +521,7 @@ def _connection_failure(action: Any) -> Exception | None:
 
     failure: Exception | None = None
     try:
-        compat.action_connection(action).exec_command("true", sudoable=False)
+        conn.exec_command("true", sudoable=False)
     except AnsibleConnectionFailure as err:
         failure = err
     except Exception as err:  # a plugin that fails otherwise: treat it as a lost host, with its message
@@ -536,9 +543,15 @@ def _become_for(action: Any, sudoable: bool) -> Any:
     return None
 
 
-def _open_channel(action: Any, become: Any, interpreter: str) -> tuple[_Channel, str | None]:
-    """Start the boot command over the action's connection; (channel, become password to send)."""
-    conn = compat.action_connection(action)
+def open_channel(
+    conn: Any, become: Any, interpreter: str, *, executable: str | None, cwd: str | None
+) -> tuple[_Channel, str | None]:
+    """Start the boot command over a connection plugin; (channel, become password to send).
+
+    :param executable: The shell that wraps the command (``ansible_shell_executable``), if any.
+    :param cwd: Where a local connection's agent runs.
+    :raises _Fallback: This connection or become method cannot hold a channel open.
+    """
     boot = f"{shlex.quote(interpreter)} -c {shlex.quote(_BOOT)}"
     password: str | None = None
     if become is not None:
@@ -547,7 +560,6 @@ def _open_channel(action: Any, become: Any, interpreter: str) -> tuple[_Channel,
             if become.name != "sudo":
                 raise _Fallback(f"become method {become.name} asks for a password on a terminal")
             password = str(become.get_option("become_pass"))
-    executable = compat.action_executable(action)
     if conn.allow_executable and executable:
         boot = f"{executable} -c {shlex.quote(boot)}"
     name = _transport_name(conn)
@@ -578,7 +590,7 @@ def _open_channel(action: Any, become: Any, interpreter: str) -> tuple[_Channel,
                 os.close(pipe[1])
         return channel, password
     if name == "local":
-        return _Channel(boot, shell=True, cwd=compat.action_basedir(action)), password
+        return _Channel(boot, shell=True, cwd=cwd), password
     raise _Fallback(f"the {name} connection has no persistent channel for the warm agent")
 
 

@@ -7,11 +7,17 @@ fresh ``python3`` reading it from stdin would: fresh stdio pipes, the caller's e
 and working directory, ``sys.argv``/``sys.path`` of a new interpreter, a new ``__main__``.
 The child is never reused, so modules cannot leak state into each other.
 
+The same agent also runs shell commands (``op: exec``), for the transport's commands: it
+forks and execs the argv it is given in a new session, as sshd would start it, with the
+environment the agent itself was started with (read from ``/proc/self/environ``, before
+Python changed anything), and stdin from the request. A command costs a fork and an exec on
+the target and a round trip on the open channel, instead of a new ``ssh`` client process.
+
 Protocol (on dup'ed copies of fds 0 and 1; the agent never prints): frames of a 4-byte
-big-endian length and the bytes. Request: a JSON header (``op``: ``run`` or ``exit``), then
-for ``run`` the payload. Answer: a JSON header (``rc``, or ``fallback`` with a reason, and
-timings), then stdout and stderr of the module. Python 3.6+ syntax only: the target's
-interpreter may be older than the controller's.
+big-endian length and the bytes. Request: a JSON header (``op``: ``run``, ``exec`` or
+``exit``), then for ``run`` the payload, for ``exec`` the command's stdin. Answer: a JSON
+header (``rc``, or ``fallback`` with a reason, and timings), then stdout and stderr. Python
+3.6+ syntax only: the target's interpreter may be older than the controller's.
 """
 
 import atexit
@@ -61,6 +67,27 @@ FRESH_ENV = dict(os.environ)
 _cut = FRESH_ENV.get("SUDO_COMMAND", "").find(" -c '#mh-warm-agent")
 if _cut >= 0:
     FRESH_ENV["SUDO_COMMAND"] = FRESH_ENV["SUDO_COMMAND"][:_cut]
+
+
+def _initial_env():
+    """The environment this process was started with: Python may have changed os.environ since
+    (PEP 538 sets LC_CTYPE in a C locale), and a command must see what it would see over ssh."""
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return dict(FRESH_ENV)
+    env = {}
+    for item in raw.split(b"\0"):
+        name, sep, value = item.partition(b"=")
+        if sep and name:
+            env[os.fsdecode(name)] = os.fsdecode(value)
+    if "SUDO_COMMAND" in FRESH_ENV:
+        env["SUDO_COMMAND"] = FRESH_ENV["SUDO_COMMAND"]
+    return env
+
+
+COMMAND_ENV = _initial_env()
 FRESH_PATH = list(sys.path)
 INTERP_ARGV0 = list(getattr(sys, "orig_argv", [sys.executable])[:1])
 FAST_EXIT = os.environ.get("MH_WARM_FULL_EXIT") != "1"
@@ -377,43 +404,109 @@ def _run(header, payload):
         os._exit(70)  # never let the child run the agent's own code
     os.close(out_w)
     os.close(err_w)
+    rc, out, err = _collect(pid, out_r, err_r)
+    timing = {
+        "prepare_ms": round((prepared - started) * 1000, 1),
+        "run_ms": round((time.monotonic() - prepared) * 1000, 1),
+    }
+    return dict(rc=rc, **timing), out, err
+
+
+def _collect(pid, out_r, err_r, in_w=-1, data=b"", *, group=False):
+    """Feed the child's stdin, gather its stdout and stderr, reap it: (rc, stdout, stderr).
+
+    The controller never writes during a call: input on the channel is its end (EOF) or a
+    cancel, and the child (its process group, with ``group``) is killed and the agent ends at
+    once (a process that escaped the group may hold the pipes open for long).
+    """
     chunks = {out_r: [], err_r: []}
     selector = selectors.DefaultSelector()
     selector.register(out_r, selectors.EVENT_READ)
     selector.register(err_r, selectors.EVENT_READ)
     selector.register(IN_FD, selectors.EVENT_READ)
-    controller_gone = False
-    while len(selector.get_map()) > 1:
+    if in_w >= 0:
+        os.set_blocking(in_w, False)
+        selector.register(in_w, selectors.EVENT_WRITE)
+    view = memoryview(data)
+    while any(fd in chunks for fd in selector.get_map()):
         for key, _ in selector.select():
             fd = key.fd
             if fd == IN_FD:
-                # The controller never writes during a call: this is its end (EOF) or a cancel.
+                for kill in (os.killpg, os.kill) if group else (os.kill,):
+                    try:
+                        kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                raise SystemExit(0)
+            if fd == in_w:
                 try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-                controller_gone = True
-                selector.unregister(IN_FD)
+                    view = view[os.write(fd, view[:65536]) :]
+                except BlockingIOError:
+                    continue
+                except OSError:  # the command closed its stdin: the rest is not wanted
+                    view = view[:0]
+                if not view:
+                    selector.unregister(fd)
+                    os.close(fd)
                 continue
-            data = os.read(fd, 65536)
-            if data:
-                chunks[fd].append(data)
+            chunk = os.read(fd, 65536)
+            if chunk:
+                chunks[fd].append(chunk)
             else:
                 selector.unregister(fd)
                 os.close(fd)
+    if in_w >= 0 and in_w in selector.get_map():
+        os.close(in_w)
     selector.close()
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
         rc = 128 + os.WTERMSIG(status)
     else:
         rc = os.WEXITSTATUS(status)
-    if controller_gone:
-        raise SystemExit(0)
-    timing = {
-        "prepare_ms": round((prepared - started) * 1000, 1),
-        "run_ms": round((time.monotonic() - prepared) * 1000, 1),
-    }
-    return dict(rc=rc, **timing), b"".join(chunks[out_r]), b"".join(chunks[err_r])
+    return rc, b"".join(chunks[out_r]), b"".join(chunks[err_r])
+
+
+_DEFAULT_SIGNALS = [getattr(signal, name) for name in ("SIGPIPE", "SIGXFSZ", "SIGINT") if hasattr(signal, name)]
+
+
+def _exec(header, data):
+    """Run ``header["argv"]`` as sshd starts a command: a new session, the login environment, no tty."""
+    argv = [str(word) for word in header.get("argv") or ()]
+    if not argv:
+        return {"rc": 127}, b"", b"mh-warm-agent: no command\n"
+    started = time.monotonic()
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if _prctl is not None:
+                _prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: dies with the agent
+            os.setsid()
+            for number in _DEFAULT_SIGNALS:
+                signal.signal(number, signal.SIG_DFL)
+            for src, dst in ((in_r, 0), (out_w, 1), (err_w, 2)):
+                os.dup2(src, dst)
+            os.closerange(3, 65536)
+            env = dict(header.get("env") or COMMAND_ENV)
+            env.update(header.get("env_add") or {})
+            if "_" in env and argv[0].startswith("/"):
+                env["_"] = argv[0]  # as the login shell that runs a command over ssh sets it
+            os.execvpe(argv[0], argv, env)
+        except BaseException:
+            try:
+                os.write(2, ("mh-warm-agent: cannot run %s\n" % argv[0]).encode())
+            except BaseException:
+                pass
+        os._exit(127)
+    for fd in (in_r, out_w, err_w):
+        os.close(fd)
+    if not data:
+        os.close(in_w)
+        in_w = -1
+    rc, out, err = _collect(pid, out_r, err_r, in_w, data, group=True)
+    return {"rc": rc, "run_ms": round((time.monotonic() - started) * 1000, 1)}, out, err
 
 
 def main():
@@ -424,13 +517,14 @@ def main():
         if raw is None:
             break
         header = json.loads(raw.decode())
-        if header.get("op") != "run":
+        op = header.get("op")
+        if op not in ("run", "exec"):
             break
         payload = read_frame()
         if payload is None:
             break
         write_frame(b"accepted")  # from here on, the payload may run: the controller must not retry it
-        answer, out, err = _run(header, payload)
+        answer, out, err = (_run if op == "run" else _exec)(header, payload)
         write_frame(json.dumps(answer).encode())
         write_frame(out)
         write_frame(err)

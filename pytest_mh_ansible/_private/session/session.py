@@ -238,7 +238,9 @@ class MultihostSession:
         """A host's connection, failing at once once the host is known to be dead (see :class:`DeadHosts`)."""
         from ..ansible.transport import AnsibleTransport
 
-        transport = GuardedTransport(host.name, AnsibleTransport(host.name, host.vars), self.dead)
+        # Commands share the warm agent's way in: hosts on the standard executor keep an ssh client per command.
+        agent = executor_for_host(host.vars, self.options.executor, host=host.name) == "warm"
+        transport = GuardedTransport(host.name, AnsibleTransport(host.name, host.vars, command_agent=agent), self.dead)
         observer = None
         if self.options.record_calls:
 

@@ -29,8 +29,8 @@ SSH_PLUGINS = ["ssh", "paramiko"] if compat.paramiko_plugin_available() else ["s
 """The ssh-based connection plugins of the installed ansible-core (2.21 removed paramiko)."""
 
 
-def _connection(name: str, variables: dict[str, Any]) -> Iterator[Connection]:
-    conn = Connection(name, variables)
+def _connection(name: str, variables: dict[str, Any], *, agent: bool = False) -> Iterator[Connection]:
+    conn = Connection(name, variables, transport=AnsibleTransport(name, variables, command_agent=agent))
     try:
         yield conn
     finally:
@@ -49,13 +49,14 @@ def user(target: TargetHost) -> Iterator[Connection]:
     yield from _connection(f"{target.name}-user", target.user_vars)
 
 
-@pytest.fixture(scope="module", params=SSH_PLUGINS)
+@pytest.fixture(scope="module", params=[*SSH_PLUGINS, "ssh+agent"])
 def any_ssh(request: pytest.FixtureRequest, target: TargetHost) -> Iterator[Connection]:
-    """The non-root user over each ssh-based plugin."""
-    variables = {**target.user_vars, "ansible_connection": request.param}
-    if request.param == "paramiko":  # the lab pins host keys through ssh options, which paramiko does not read
+    """The non-root user over each ssh-based plugin, and over ssh through the command agent (sudo with a password)."""
+    plugin, _, agent = str(request.param).partition("+")
+    variables = {**target.user_vars, "ansible_connection": plugin}
+    if plugin == "paramiko":  # the lab pins host keys through ssh options, which paramiko does not read
         variables["ansible_host_key_checking"] = False
-    yield from _connection(f"{target.name}-{request.param}", variables)
+    yield from _connection(f"{target.name}-{plugin}{agent}", variables, agent=bool(agent))
 
 
 @pytest.fixture(scope="module")

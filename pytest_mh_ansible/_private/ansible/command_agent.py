@@ -1,0 +1,142 @@
+"""Shell commands through the warm agent: one open channel per (host, become user) instead of an ssh client per command.
+
+A command on the standard path starts a new ``ssh`` client process on the controller, which
+multiplexes one more session over the ControlMaster (~20-30 ms, most of it process start-up
+on both ends). :class:`CommandAgents` starts the agent of :mod:`.warm_agent` once per become
+user over the host's own connection plugin (so every ``ansible_*`` connection and become
+variable applies, as for the agent of module calls), and each command is then one request on
+that channel: the agent forks and execs ``<shell> -c <command>`` in a new session, with the
+environment the login gave it and stdin from the request.
+
+What the command sees is what it sees on the standard path: the same shell and wrapper
+(``exec </dev/null``, ``timeout -k``), the same user, the same login environment, no tty.
+Connections other than ``ssh`` and ``local``, become methods that prompt on a terminal, and
+hosts without Python take the standard path, with the reason logged once.
+
+Example::
+
+    agents = CommandAgents("server1", interpreter="/usr/bin/python3")
+    served = agents.run(conn, become_plugin, ["/bin/sh", "-c", "id -un"], None)
+    if served is None:  # this host or become user has no agent: run it the standard way
+        ...
+    agents.close()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from typing import Any
+
+from . import compat
+from .warm import AgentError, _Agent, _AgentLost, _Fallback, _Slot, connection_failure, open_channel
+
+__all__ = ["CommandAgents"]
+
+logger = logging.getLogger("pytest_mh_ansible.conn")
+
+_TRANSPORTS = frozenset({"ssh", "local"})
+
+
+class CommandLost(Exception):
+    """The agent went away while a command ran, and the host still answers: the command may have run."""
+
+
+class CommandAgents:
+    """A transport's command agents, one per become user, started on a command's first use.
+
+    Not thread-safe: the transport calls it under its own lock.
+
+    :param host: The inventory hostname (for messages).
+    :param interpreter: The Python on the target that runs the agent.
+    """
+
+    def __init__(self, host: str, *, interpreter: str) -> None:
+        self.host = host
+        self.interpreter = interpreter
+        self._slots: dict[str, _Slot] = {}
+
+    def run(self, conn: Any, become: Any, argv: list[str], stdin: bytes | None) -> tuple[int, bytes, bytes] | None:
+        """Run ``argv`` through the agent of ``become``'s user; None: take the standard path.
+
+        :param conn: The transport's connection plugin (open).
+        :param become: The become plugin that the standard path would wrap the command with, or None.
+        :raises AnsibleConnectionFailure: The agent was lost during the command because the host went away.
+        :raises CommandLost: The agent was lost during the command and the host still answers.
+        """
+        transport = compat.plugin_load_name(conn).rsplit(".", 1)[-1]
+        key = "-" if become is None else f"{become.name}:{become.get_option('become_user')}"
+        slot = self._slots.setdefault(key, _Slot())
+        if transport not in _TRANSPORTS and not slot.disabled:
+            slot.disabled = f"the {transport} connection has no persistent channel for the agent"
+            logger.info("%s: commands on the standard path: %s", self.host, slot.disabled)
+        if slot.disabled:
+            return None
+        label = f"{self.host} (commands" + (f", become {key}" if become is not None else "") + ")"
+        header: dict[str, Any] = {"argv": argv}
+        if transport == "local":
+            header["env"] = dict(os.environ)  # the local plugin's commands inherit pytest's environment now
+        for _attempt in (1, 2):
+            if slot.agent is not None and not slot.agent.channel.alive():
+                self._drop(slot)
+                slot.lost(label, "the agent or its connection went away")
+            if slot.disabled:
+                return None
+            if slot.agent is None and not self._start(slot, label, conn, become):
+                return None
+            agent = slot.agent
+            assert agent is not None
+            try:
+                answer, out, err = agent.run(header, stdin or b"", op="exec")
+            except _AgentLost as lost:
+                self._drop(slot)
+                failure = connection_failure(conn)
+                if failure is not None:
+                    raise failure from lost
+                slot.lost(label, str(lost))
+                raise CommandLost(f"the agent on {label} ended during the command ({lost}); it may have run") from lost
+            except AgentError as err:
+                self._drop(slot)  # gone before it took the command: nothing ran, try once more
+                slot.lost(label, str(err))
+                continue
+            except BaseException:
+                self._drop(slot)  # interrupted: the agent kills the command's process group at the channel's end
+                raise
+            return int(answer["rc"]), out, err
+        return None
+
+    def close(self) -> None:
+        """Stop every agent: nothing of ours keeps running on the target."""
+        slots, self._slots = self._slots, {}
+        for slot in slots.values():
+            if slot.agent is not None:
+                slot.agent.stop()
+
+    def _start(self, slot: _Slot, label: str, conn: Any, become: Any) -> bool:
+        try:
+            channel, password = open_channel(conn, become, self.interpreter, executable=None, cwd=None)
+        except _Fallback as cannot:
+            slot.disabled = str(cannot)
+            logger.info("%s: commands on the standard path: %s", self.host, slot.disabled)
+            return False
+        agent = _Agent(label=label, channel=channel)
+        try:
+            agent.start(password)
+        except AgentError as err:
+            with contextlib.suppress(Exception):
+                channel.close(wait=0.5)
+            # Often the host is down, or has no such Python: this command goes the standard way, which
+            # reports it as Ansible does; the next one tries again, unless this was the second loss.
+            slot.lost(label, f"it could not start ({err})")
+            return False
+        slot.agent = agent
+        logger.debug("%s: agent started (pid %d, Python %s)", label, agent.pid, agent.python)
+        return True
+
+    @staticmethod
+    def _drop(slot: _Slot) -> None:
+        agent, slot.agent = slot.agent, None
+        if agent is not None:
+            with contextlib.suppress(Exception):
+                agent.channel.close(wait=0.5)

@@ -1,0 +1,115 @@
+"""The agent's ``exec`` operation, run locally: what the command gets, and that it dies with the channel."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_mh_ansible._private.ansible.command_agent import CommandAgents
+from pytest_mh_ansible._private.ansible.warm import _BOOT, AgentError, _Agent, _Channel
+
+CLEAN_ENV = ["env", "-i", "LANG=C", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "MH_AGENT_TEST=from-start"]
+
+
+@pytest.fixture
+def agent() -> Iterator[_Agent]:
+    """An agent on this machine, started as a login would start it: a clean environment, C locale."""
+    channel = _Channel([*CLEAN_ENV, sys.executable, "-c", _BOOT], shell=False, cwd=None)
+    started = _Agent(label="local test agent", channel=channel)
+    started.start(None)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+def _exec(agent: _Agent, argv: list[str], stdin: bytes = b"", **header: Any) -> tuple[int, bytes, bytes]:
+    answer, out, err = agent.run({"argv": argv, **header}, stdin, op="exec")
+    return int(answer["rc"]), out, err
+
+
+def test_exec__rc_stdout_stderr_and_stdin(agent: _Agent) -> None:
+    assert _exec(agent, ["/bin/sh", "-c", "cat; echo err >&2; exit 3"], b"in\n") == (3, b"in\n", b"err\n")
+    data = os.urandom(300_000)  # more than a pipe holds: stdin is fed while stdout is read
+    assert _exec(agent, ["/bin/sh", "-c", "cat"], data) == (0, data, b"")
+
+
+def test_exec__the_environment_the_agent_was_started_with_not_pythons(agent: _Agent) -> None:
+    """Python sets LC_CTYPE in a C locale (PEP 538); a command over ssh would not see it."""
+    rc, out, _ = _exec(agent, ["/bin/sh", "-c", 'echo "${LC_CTYPE-unset} $MH_AGENT_TEST"'])
+    assert (rc, out) == (0, b"unset from-start\n")
+    rc, out, _ = _exec(agent, ["/bin/sh", "-c", "echo $MH_X"], env={"MH_X": "given"})
+    assert out == b"given\n"
+
+
+def test_exec__a_new_session_with_default_signal_dispositions(agent: _Agent) -> None:
+    code = "import os; print(os.getsid(0) == os.getpid())"
+    assert _exec(agent, [sys.executable, "-c", code])[1] == b"True\n"
+    assert _exec(agent, ["/bin/sh", "-c", "grep SigIgn /proc/self/status"])[1] == b"SigIgn:\t0000000000000000\n"
+
+
+def test_exec__a_missing_program_is_127(agent: _Agent) -> None:
+    rc, _, err = _exec(agent, ["/nonexistent/program"])
+    assert rc == 127
+    assert b"cannot run /nonexistent/program" in err
+
+
+def test_exec__the_command_group_dies_with_the_channel(agent: _Agent, tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    script = f"echo $$ > {pids}; sleep 60 & echo $! >> {pids}; wait"
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            _exec(agent, ["/bin/sh", "-c", script])
+        except BaseException as err:
+            errors.append(err)
+
+    worker = threading.Thread(target=call)
+    worker.start()
+    deadline = time.monotonic() + 10
+    while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    numbers = [int(pid) for pid in pids.read_text().split()]
+    agent.channel.close(wait=5)
+    worker.join(10)
+    assert errors
+    assert isinstance(errors[0], AgentError)
+
+    def alive(pid: int) -> bool:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 0)
+            return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+        return False
+
+    deadline = time.monotonic() + 5
+    while any(map(alive, numbers)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not any(map(alive, numbers))
+
+
+class _FakePlugin:
+    """Just enough of a connection plugin for CommandAgents to decide on it."""
+
+    def __init__(self, load_name: str) -> None:
+        self._load_name = load_name
+
+
+def test_command_agents__connections_without_a_channel_take_the_standard_path(caplog: pytest.LogCaptureFixture) -> None:
+    agents = CommandAgents("h1", interpreter="python3")
+    with caplog.at_level(logging.INFO, logger="pytest_mh_ansible.conn"):
+        for _ in range(3):
+            assert agents.run(_FakePlugin("ansible.builtin.paramiko"), None, ["/bin/sh", "-c", "true"], None) is None
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == [
+        "h1: commands on the standard path: the paramiko connection has no persistent channel for the agent"
+    ]
