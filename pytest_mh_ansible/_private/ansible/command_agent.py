@@ -17,7 +17,7 @@ Example::
 
     agents = CommandAgents("server1", interpreter="/usr/bin/python3")
     served = agents.run(conn, become_plugin, ["/bin/sh", "-c", "id -un"], None)
-    if served is None:  # this host or become user has no agent: run it the standard way
+    if served is None:  # no agent (yet) for this host and become user: run it the standard way
         ...
     agents.close()
 """
@@ -27,6 +27,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import compat
@@ -37,16 +39,39 @@ __all__ = ["CommandAgents"]
 logger = logging.getLogger("pytest_mh_ansible.conn")
 
 _TRANSPORTS = frozenset({"ssh", "local"})
+_START_JOIN = 5.0
 
 
 class CommandLost(Exception):
     """The agent went away while a command ran, and the host still answers: the command may have run."""
 
 
-class CommandAgents:
-    """A transport's command agents, one per become user, started on a command's first use.
+@dataclass
+class _Starting:
+    """An agent whose start runs in a thread, while commands take the standard path."""
 
-    Not thread-safe: the transport calls it under its own lock.
+    agent: _Agent
+    done: threading.Event = field(default_factory=threading.Event)
+    error: AgentError | None = None
+
+    def wait(self, password: str | None) -> None:
+        try:
+            self.agent.start(password)
+        except AgentError as err:
+            self.error = err
+        except Exception as err:  # never let the thread die silently: the slot must learn of it
+            self.error = AgentError(f"{type(err).__name__}: {err}")
+        finally:
+            self.done.set()
+
+
+class CommandAgents:
+    """A transport's command agents, one per become user, started in the background on a command's first use.
+
+    The first command of a become user spawns the agent's channel and returns None (the standard
+    path) while a thread waits for the agent to come up (a few hundred ms, the interpreter's
+    start); the commands after that go through the agent. A session start therefore waits for no
+    agent. Not thread-safe otherwise: the transport calls it under its own lock.
 
     :param host: The inventory hostname (for messages).
     :param interpreter: The Python on the target that runs the agent.
@@ -56,6 +81,7 @@ class CommandAgents:
         self.host = host
         self.interpreter = interpreter
         self._slots: dict[str, _Slot] = {}
+        self._starting: dict[str, _Starting] = {}
 
     def run(self, conn: Any, become: Any, argv: list[str], stdin: bytes | None) -> tuple[int, bytes, bytes] | None:
         """Run ``argv`` through the agent of ``become``'s user; None: take the standard path.
@@ -77,61 +103,69 @@ class CommandAgents:
         header: dict[str, Any] = {"argv": argv}
         if transport == "local":
             header["env"] = dict(os.environ)  # the local plugin's commands inherit pytest's environment now
-        for _attempt in (1, 2):
-            if slot.agent is not None and not slot.agent.channel.alive():
-                self._drop(slot)
-                slot.lost(label, "the agent or its connection went away")
-            if slot.disabled:
-                return None
-            if slot.agent is None and not self._start(slot, label, conn, become):
-                return None
-            agent = slot.agent
-            assert agent is not None
-            try:
-                answer, out, err = agent.run(header, stdin or b"", op="exec")
-            except _AgentLost as lost:
-                self._drop(slot)
-                failure = connection_failure(conn)
-                if failure is not None:
-                    raise failure from lost
-                slot.lost(label, str(lost))
-                raise CommandLost(f"the agent on {label} ended during the command ({lost}); it may have run") from lost
-            except AgentError as err:
-                self._drop(slot)  # gone before it took the command: nothing ran, try once more
-                slot.lost(label, str(err))
-                continue
-            except BaseException:
-                self._drop(slot)  # interrupted: the agent kills the command's process group at the channel's end
-                raise
-            return int(answer["rc"]), out, err
-        return None
+        if slot.agent is not None and not slot.agent.channel.alive():
+            self._drop(slot)
+            slot.lost(label, "the agent or its connection went away")
+        if slot.agent is None and not self._ready(key, slot, label, conn, become):
+            return None
+        agent = slot.agent
+        assert agent is not None
+        try:
+            answer, out, err = agent.run(header, stdin or b"", op="exec")
+        except _AgentLost as lost:
+            self._drop(slot)
+            failure = connection_failure(conn)
+            if failure is not None:
+                raise failure from lost
+            slot.lost(label, str(lost))
+            raise CommandLost(f"the agent on {label} ended during the command ({lost}); it may have run") from lost
+        except AgentError as err:
+            self._drop(slot)  # gone before it took the command: nothing ran; a new agent starts meanwhile
+            slot.lost(label, str(err))
+            return None
+        except BaseException:
+            self._drop(slot)  # interrupted: the agent kills the command's process group at the channel's end
+            raise
+        return int(answer["rc"]), out, err
 
     def close(self) -> None:
-        """Stop every agent: nothing of ours keeps running on the target."""
+        """Stop every agent, started or starting: nothing of ours keeps running on the target."""
         slots, self._slots = self._slots, {}
+        starting, self._starting = self._starting, {}
+        for pending in starting.values():
+            pending.agent.channel.close(wait=0.5)  # ends a start that is still waiting
+            pending.done.wait(_START_JOIN)
         for slot in slots.values():
             if slot.agent is not None:
                 slot.agent.stop()
 
-    def _start(self, slot: _Slot, label: str, conn: Any, become: Any) -> bool:
-        try:
-            channel, password = open_channel(conn, become, self.interpreter, executable=None, cwd=None)
-        except _Fallback as cannot:
-            slot.disabled = str(cannot)
-            logger.info("%s: commands on the standard path: %s", self.host, slot.disabled)
+    def _ready(self, key: str, slot: _Slot, label: str, conn: Any, become: Any) -> bool:
+        """Whether the slot has its agent now; starts one in the background if none is coming."""
+        pending = self._starting.get(key)
+        if pending is None:
+            if slot.disabled:
+                return False
+            try:
+                channel, password = open_channel(conn, become, self.interpreter, executable=None, cwd=None)
+            except _Fallback as cannot:
+                slot.disabled = str(cannot)
+                logger.info("%s: commands on the standard path: %s", self.host, slot.disabled)
+                return False
+            pending = self._starting[key] = _Starting(_Agent(label=label, channel=channel))
+            threading.Thread(target=pending.wait, args=(password,), name=f"mh-agent-{label}", daemon=True).start()
             return False
-        agent = _Agent(label=label, channel=channel)
-        try:
-            agent.start(password)
-        except AgentError as err:
+        if not pending.done.is_set():
+            return False
+        del self._starting[key]
+        if pending.error is not None:
             with contextlib.suppress(Exception):
-                channel.close(wait=0.5)
-            # Often the host is down, or has no such Python: this command goes the standard way, which
+                pending.agent.channel.close(wait=0.5)
+            # Often the host is down, or has no such Python: the commands went the standard way, which
             # reports it as Ansible does; the next one tries again, unless this was the second loss.
-            slot.lost(label, f"it could not start ({err})")
+            slot.lost(label, f"it could not start ({pending.error})")
             return False
-        slot.agent = agent
-        logger.debug("%s: agent started (pid %d, Python %s)", label, agent.pid, agent.python)
+        slot.agent = pending.agent
+        logger.debug("%s: agent started (pid %d, Python %s)", label, slot.agent.pid, slot.agent.python)
         return True
 
     @staticmethod

@@ -52,12 +52,28 @@ def agent(target: TargetHost) -> Iterator[Connection]:
     yield from _connection(f"{target.name}-agent", target.user_vars, agent=True)
 
 
+def _parent(conn: Connection, **options: Any) -> tuple[int, str]:
+    """The pid and command line of the process that ran a command."""
+    ppid, cmdline = conn.run("echo $PPID; tr '\\0\\n' '  ' </proc/$PPID/cmdline; echo", **options).stdout_lines
+    return int(ppid), cmdline
+
+
 def _agent_pid(conn: Connection, **options: Any) -> int:
-    """The pid of the agent that runs this connection's commands (the command's parent)."""
-    result = conn.run("echo $PPID; tr '\\0\\n' '  ' </proc/$PPID/cmdline; echo", **options)
-    ppid, cmdline = result.stdout_lines
-    assert "#mh-warm-agent" in cmdline, f"the command did not run under the agent: {cmdline}"
-    return int(ppid)
+    """The pid of the agent that runs this connection's commands, once it is up (it starts in the background)."""
+    deadline = time.monotonic() + 15
+    while True:
+        pid, cmdline = _parent(conn, **options)
+        if "#mh-warm-agent" in cmdline:
+            return pid
+        assert time.monotonic() < deadline, f"commands still do not run under the agent: {cmdline}"
+        time.sleep(0.05)
+
+
+def test_agent__the_first_command_does_not_wait_for_the_agent(target: TargetHost) -> None:
+    for conn in _connection(f"{target.name}-first", target.user_vars, agent=True):
+        _, cmdline = _parent(conn)
+        assert "#mh-warm-agent" not in cmdline  # the standard path, while the agent starts
+        _agent_pid(conn)
 
 
 @pytest.mark.parametrize("become", [False, True], ids=["plain", "become"])
@@ -134,8 +150,9 @@ def test_agent__a_host_without_that_python_takes_the_standard_path(
     variables = {**target.user_vars, "ansible_python_interpreter": "/nonexistent/python3"}
     with caplog.at_level("INFO", logger="pytest_mh_ansible.modules"):
         for conn in _connection(f"{target.name}-nopython", variables, agent=True):
-            for _ in range(3):
-                result = conn.run("tr '\\0' ' ' </proc/$PPID/cmdline")
-                assert "#mh-warm-agent" not in result.stdout
+            deadline = time.monotonic() + 15
+            while "standard path from now on" not in caplog.text and time.monotonic() < deadline:
+                assert "#mh-warm-agent" not in _parent(conn)[1]
+                time.sleep(0.05)
     assert re.search(r"could not start.*/nonexistent/python3", caplog.text)
     assert "standard path from now on" in caplog.text

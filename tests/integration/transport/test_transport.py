@@ -56,7 +56,13 @@ def any_ssh(request: pytest.FixtureRequest, target: TargetHost) -> Iterator[Conn
     variables = {**target.user_vars, "ansible_connection": plugin}
     if plugin == "paramiko":  # the lab pins host keys through ssh options, which paramiko does not read
         variables["ansible_host_key_checking"] = False
-    yield from _connection(f"{target.name}-{plugin}{agent}", variables, agent=bool(agent))
+    for conn in _connection(f"{target.name}-{plugin}{agent}", variables, agent=bool(agent)):
+        if agent:  # the agent starts in the background: the tests are for the commands it runs
+            deadline = time.monotonic() + 15
+            while "#mh-warm-agent" not in conn.run("tr '\\0' ' ' </proc/$PPID/cmdline").stdout:
+                assert time.monotonic() < deadline, "commands do not run under the agent"
+                time.sleep(0.05)
+        yield conn
 
 
 @pytest.fixture(scope="module")
