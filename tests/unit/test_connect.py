@@ -62,3 +62,18 @@ def test_connect__one_host_connects_in_the_calling_thread() -> None:
     active, lock = [0, 0], threading.Lock()
     host = FakeHost("client1", SlowConn("client1", False, active, lock), "fake-b")
     assert probe_all([host]) == {"client1": None}  # type: ignore[list-item]
+
+
+def test_connect__a_second_caller_waits_for_the_first_connection_of_a_kind() -> None:
+    """The leases' and the tests' connections open at once: the plugin still loads in one thread alone."""
+    active, lock = [0, 0], threading.Lock()
+    first = [FakeHost("a1", SlowConn("a1", False, active, lock), "fake-c")]
+    second = [FakeHost(n, SlowConn(n, False, active, lock), "fake-c") for n in ("b1", "b2")]
+    other = threading.Thread(target=probe_all, args=(first,))
+    other.start()
+    time.sleep(0.05)  # a1 is connecting, as the first of its kind
+    started = time.monotonic()
+    assert probe_all(second) == {"b1": None, "b2": None}  # type: ignore[arg-type]
+    other.join()
+    assert active[1] == 2  # b1 and b2 together, never beside a1
+    assert 0.45 < time.monotonic() - started < 0.85  # waited for a1 (0.25 s left), then 0.3 s side by side

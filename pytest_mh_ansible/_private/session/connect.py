@@ -33,7 +33,7 @@ def _probe(host: MultihostHost) -> BaseException | None:
     return None
 
 
-_LOADED: set[str] = set()
+_LOADED: dict[str, threading.Event] = {}  # connection kind -> set once its first connection has opened
 _LOADED_LOCK = threading.Lock()
 
 
@@ -43,18 +43,26 @@ def in_parallel(items: Sequence[T], kind: Callable[[T], str], work: Callable[[T]
     Ansible loads a connection plugin's module on its first use, and two threads loading one
     module at once can see it half-imported ("module ... has no attribute 'Connection'"). So the
     first item of each ``kind`` (its ``ansible_connection``) not seen yet in this process runs
-    alone, first; the rest run in parallel.
+    alone, first, and other callers (the leases' connections open beside the tests' ones) wait
+    for it; the rest run in parallel.
     """
     results: dict[int, R] = {}
     rest: list[int] = []
     for index, item in enumerate(items):
         name = kind(item)
         with _LOADED_LOCK:
-            first = name not in _LOADED
-            _LOADED.add(name)
+            loaded = _LOADED.get(name)
+            first = loaded is None
+            if first:
+                loaded = _LOADED[name] = threading.Event()
+        assert loaded is not None
         if first:
-            results[index] = work(item)
+            try:
+                results[index] = work(item)
+            finally:
+                loaded.set()
         else:
+            loaded.wait()
             rest.append(index)
     if len(rest) == 1:
         results[rest[0]] = work(items[rest[0]])

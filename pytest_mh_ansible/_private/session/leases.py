@@ -185,7 +185,11 @@ class HostLeases:
         self._start()
 
     def _connect(self, hosts: list[str]) -> None:
-        """Open the lease transports of ``hosts`` side by side (an ssh connection each); errors surface later."""
+        """Open the lease transports of ``hosts`` side by side (an ssh connection each); errors surface later.
+
+        One ``true`` each, side by side: the ssh plugin connects on its first command, so without it
+        every host's handshake would wait for the previous one in the ordered lease loop.
+        """
         new = [host for host in hosts if host not in self._transports]
         for host in new:
             self._transports[host] = self._transport_for(host)
@@ -193,6 +197,7 @@ class HostLeases:
         def connect(host: str) -> None:
             try:
                 self._transports[host].connect()
+                self._transports[host].exec("true", become=False, timeout=30)
             except Exception as err:  # the lease command on this host reports it
                 log.debug("host %s: lease connection failed: %s", host, err)
 

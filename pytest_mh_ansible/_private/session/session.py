@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
@@ -297,16 +298,23 @@ class MultihostSession:
             controller_hosts[fixture] = list(hosts) if path.index is None else hosts[path.index]
         active = self.active = ActiveTopology(mark, assignment, hosts_by_slot, controller_hosts)
         self.locks.acquire(self._lock_key(name) for name in assignment.hosts)
+        # The tests' connections come up (a read-only `true` each) while the leases are taken over
+        # connections of their own: the two ssh handshakes of a host do not wait for each other.
+        probing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mh-probe")
+        unprobed = [self._hosts[name] for name in assignment.hosts if name not in self._host_state]
+        probe = probing.submit(probe_all, unprobed)
         try:
-            if self.leases is not None:
-                try:
+            try:
+                if self.leases is not None:
                     self.leases.acquire(assignment.hosts)
-                except HostUnreachableError as err:
-                    # Taking the lease is the first contact with the host, between tests: it did not answer.
-                    # (Only the renewal thread's failures mark nothing; see _lease_transport.)
-                    self.dead.mark(err.host, err.reason)
-                    raise
-            probed = probe_all([self._hosts[name] for name in assignment.hosts if name not in self._host_state])
+            except HostUnreachableError as err:
+                # Taking the lease is the first contact of its own with the host, between tests: it did not
+                # answer. (Only the renewal thread's failures mark nothing; see _lease_transport.)
+                self.dead.mark(err.host, err.reason)
+                raise
+            finally:
+                probing.shutdown(wait=True)
+            probed = probe.result()
             # Hosts are set up in the session scope (undone at the end of the session, not of this topology).
             with self.journal.into("session"):
                 for name in assignment.hosts:
