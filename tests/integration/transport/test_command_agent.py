@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from transport_helpers import connection
 
-from pytest_mh_ansible._private.ansible.transport import AnsibleTransport
 from pytest_mh_ansible.conn import Connection
 from pytest_mh_ansible.errors import ProcessError, ProcessTimeoutError
 
@@ -32,24 +32,16 @@ readlink /proc/self/fd/0 | sed 's/[0-9]//g'
 """
 
 
-def _connection(name: str, variables: dict[str, Any], *, agent: bool) -> Iterator[Connection]:
-    conn = Connection(name, variables, transport=AnsibleTransport(name, variables, command_agent=agent))
-    try:
-        yield conn
-    finally:
-        conn.close()
-
-
 @pytest.fixture(scope="module")
 def standard(target: TargetHost) -> Iterator[Connection]:
     """The non-root sudo user, an ssh client per command."""
-    yield from _connection(f"{target.name}-std", target.user_vars, agent=False)
+    yield from connection(f"{target.name}-std", target.user_vars, agent=False)
 
 
 @pytest.fixture
 def agent(target: TargetHost) -> Iterator[Connection]:
     """The non-root sudo user, commands through the agent."""
-    yield from _connection(f"{target.name}-agent", target.user_vars, agent=True)
+    yield from connection(f"{target.name}-agent", target.user_vars, agent=True)
 
 
 def _parent(conn: Connection, **options: Any) -> tuple[int, str]:
@@ -70,7 +62,7 @@ def _agent_pid(conn: Connection, **options: Any) -> int:
 
 
 def test_agent__the_first_command_does_not_wait_for_the_agent(target: TargetHost) -> None:
-    for conn in _connection(f"{target.name}-first", target.user_vars, agent=True):
+    for conn in connection(f"{target.name}-first", target.user_vars, agent=True):
         _, cmdline = _parent(conn)
         assert "#mh-warm-agent" not in cmdline  # the standard path, while the agent starts
         _agent_pid(conn)
@@ -124,7 +116,7 @@ def test_agent__timeout_kills_the_command_and_the_agent_stays(agent: Connection,
 
 def test_agent__close_leaves_nothing_on_the_target(target: TargetHost, standard: Connection) -> None:
     pids = []
-    for conn in _connection(f"{target.name}-closing", target.user_vars, agent=True):
+    for conn in connection(f"{target.name}-closing", target.user_vars, agent=True):
         pids = [_agent_pid(conn), _agent_pid(conn, become=True)]
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
@@ -136,7 +128,7 @@ def test_agent__close_leaves_nothing_on_the_target(target: TargetHost, standard:
 
 
 def test_agent__local_connection_sees_the_current_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for conn in _connection("localhost", {"ansible_connection": "local"}, agent=True):
+    for conn in connection("localhost", {"ansible_connection": "local"}, agent=True):
         _agent_pid(conn)
         monkeypatch.setenv("MH_AGENT_PROBE", "set after the agent started")
         assert conn.run('echo "$MH_AGENT_PROBE"').stdout == "set after the agent started\n"
@@ -149,7 +141,7 @@ def test_agent__a_host_without_that_python_takes_the_standard_path(
 ) -> None:
     variables = {**target.user_vars, "ansible_python_interpreter": "/nonexistent/python3"}
     with caplog.at_level("INFO", logger="pytest_mh_ansible.modules"):
-        for conn in _connection(f"{target.name}-nopython", variables, agent=True):
+        for conn in connection(f"{target.name}-nopython", variables, agent=True):
             deadline = time.monotonic() + 15
             while "standard path from now on" not in caplog.text and time.monotonic() < deadline:
                 assert "#mh-warm-agent" not in _parent(conn)[1]

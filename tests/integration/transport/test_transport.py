@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from transport_helpers import connection
 
 from pytest_mh_ansible._private.ansible import compat
 from pytest_mh_ansible._private.ansible.transport import KILL_AFTER, AnsibleTransport
@@ -29,24 +30,16 @@ SSH_PLUGINS = ["ssh", "paramiko"] if compat.paramiko_plugin_available() else ["s
 """The ssh-based connection plugins of the installed ansible-core (2.21 removed paramiko)."""
 
 
-def _connection(name: str, variables: dict[str, Any], *, agent: bool = False) -> Iterator[Connection]:
-    conn = Connection(name, variables, transport=AnsibleTransport(name, variables, command_agent=agent))
-    try:
-        yield conn
-    finally:
-        conn.close()
-
-
 @pytest.fixture(scope="module")
 def root(target: TargetHost) -> Iterator[Connection]:
     """The target as root over the ssh plugin."""
-    yield from _connection(target.name, target.root_vars)
+    yield from connection(target.name, target.root_vars)
 
 
 @pytest.fixture(scope="module")
 def user(target: TargetHost) -> Iterator[Connection]:
     """The target as the non-root sudo user over the ssh plugin (become needs its password)."""
-    yield from _connection(f"{target.name}-user", target.user_vars)
+    yield from connection(f"{target.name}-user", target.user_vars)
 
 
 @pytest.fixture(scope="module", params=[*SSH_PLUGINS, "ssh+agent"])
@@ -56,7 +49,7 @@ def any_ssh(request: pytest.FixtureRequest, target: TargetHost) -> Iterator[Conn
     variables = {**target.user_vars, "ansible_connection": plugin}
     if plugin == "paramiko":  # the lab pins host keys through ssh options, which paramiko does not read
         variables["ansible_host_key_checking"] = False
-    for conn in _connection(f"{target.name}-{plugin}{agent}", variables, agent=bool(agent)):
+    for conn in connection(f"{target.name}-{plugin}{agent}", variables, agent=bool(agent)):
         if agent:  # the agent starts in the background: the tests are for the commands it runs
             deadline = time.monotonic() + 15
             while "#mh-warm-agent" not in conn.run("tr '\\0' ' ' </proc/$PPID/cmdline").stdout:
@@ -67,7 +60,7 @@ def any_ssh(request: pytest.FixtureRequest, target: TargetHost) -> Iterator[Conn
 
 @pytest.fixture(scope="module")
 def local() -> Iterator[Connection]:
-    yield from _connection("localhost", {"ansible_connection": "local"})
+    yield from connection("localhost", {"ansible_connection": "local"})
 
 
 def test_run__rc_stdout_stderr_separate_without_cr(any_ssh: Connection) -> None:
@@ -163,14 +156,14 @@ def test_become__as_root_skips_sudo(root: Connection) -> None:
 
 
 def test_become__host_default_applies_unless_forced_off(target: TargetHost) -> None:
-    for conn in _connection("become-default", {**target.user_vars, "ansible_become": True}):
+    for conn in connection("become-default", {**target.user_vars, "ansible_become": True}):
         assert conn.run("id -un").stdout == "root\n"
         assert conn.run("id -un", become=False).stdout == f"{target.user}\n"
 
 
 def test_become__wrong_password_fails_fast_and_masked(target: TargetHost) -> None:
     wrong = "Wr0ng-become-pw-77"
-    for conn in _connection("wrong-become", {**target.user_vars, "ansible_become_password": wrong}):
+    for conn in connection("wrong-become", {**target.user_vars, "ansible_become_password": wrong}):
         started = time.monotonic()
         with pytest.raises(ProcessError) as info:
             conn.run("id -un", become=True, timeout=30)
@@ -201,7 +194,7 @@ def test_connect__wrong_ssh_password_is_unreachable(target: TargetHost, plugin: 
     # A ControlPath shared through the inventory (the lab sets one) would reuse the user's open master.
     variables["ansible_ssh_common_args"] = re.sub(r"-o ControlPath=\S+", "", variables["ansible_ssh_common_args"])
     started = time.monotonic()
-    for conn in _connection("wrong-ssh-pw", variables):
+    for conn in connection("wrong-ssh-pw", variables):
         with pytest.raises(HostUnreachableError) as info:
             conn.run("true")
         assert wrong not in str(info.value)
@@ -218,7 +211,7 @@ def test_connect__closed_port_is_unreachable(unused_port: int, plugin: str) -> N
         "ansible_host_key_checking": False,
     }
     started = time.monotonic()
-    for conn in _connection("nowhere", variables):
+    for conn in connection("nowhere", variables):
         with pytest.raises(HostUnreachableError) as info:
             conn.run("true")
         assert "nowhere" in str(info.value)
@@ -281,10 +274,10 @@ def test_ansible_leaves_pytest_alone(target: TargetHost, capfd: pytest.CaptureFi
     if compat.paramiko_plugin_available():
         variables = {**target.root_vars, "ansible_connection": "paramiko", "ansible_host_key_checking": False}
         with caplog.at_level(logging.DEBUG, logger="pytest_mh_ansible.conn"):
-            for conn in _connection("quiet", variables):
+            for conn in connection("quiet", variables):
                 conn.run("true")
         assert "paramiko connection plugin is deprecated" in caplog.text
-    for conn in _connection("quiet-ssh", target.root_vars):
+    for conn in connection("quiet-ssh", target.root_vars):
         conn.run("true")
     out, err = capfd.readouterr()
     assert "WARNING" not in out + err
@@ -295,7 +288,7 @@ def test_ansible_leaves_pytest_alone(target: TargetHost, capfd: pytest.CaptureFi
 def test_connect__paramiko_works_or_says_it_was_removed(target: TargetHost) -> None:
     """Up to ansible-core 2.20 paramiko connects; on 2.21, which removed it, the error says so and names ssh."""
     variables = {**target.root_vars, "ansible_connection": "paramiko", "ansible_host_key_checking": False}
-    for conn in _connection("paramiko-check", variables):
+    for conn in connection("paramiko-check", variables):
         if compat.paramiko_plugin_available():
             assert conn.run("echo ok").stdout == "ok\n"
         else:
