@@ -60,7 +60,7 @@ VARIANT_EXECUTOR = {variant: executor for executor, variant in MODULE_VARIANTS.i
 # through the warm agent, the default): measured once. On the standard executor commands take an ssh
 # client each, so that variant measures its own.
 SHARES_CONN = ("ours-util", MODULE_VARIANTS["warm"])
-OPS = ("write", "writenew", "restart", "useradd")
+OPS = ("write", "writenew", "restart", "stop", "useradd")
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -346,6 +346,7 @@ ROWS: list[tuple[str, str, str]] = [
     ("file write (existing) + rollback", "write_rollback_ms", "ms"),
     ("file write (new file) + rollback", "writenew_rollback_ms", "ms"),
     ("service restart + rollback (*)", "restart_rollback_ms", "ms"),
+    ("service stop + rollback (both start it again)", "stop_rollback_ms", "ms"),
     ("useradd + rollback", "useradd_rollback_ms", "ms"),
     ("suite: wall", "suite_wall_s", "s"),
     ("suite: per test", "suite_per_test_ms", "ms"),
@@ -420,7 +421,8 @@ def print_tables(result: dict[str, Any]) -> None:
     _print_table(headers, rows)
     print(
         "(*) different undo work: a restart of a running service needs no undo here, while pytest-mh"
-        " stops and starts it again (and daemon-reloads) at teardown"
+        " stops and starts it again (and daemon-reloads) at teardown; after a stop both start it again"
+        " (pytest-mh with a daemon-reload and a stop first)"
     )
     print(f"unused inventory hosts contacted: {result['unused_hosts_contacted']}")
     if "ours-util" in rat:

@@ -226,6 +226,9 @@ class Ops:
     def restart(self, role: BenchRole, service: str) -> None:
         role.svc.restart(service)
 
+    def stop(self, role: BenchRole, service: str) -> None:
+        role.svc.stop(service)
+
     def useradd(self, role: BenchRole, name: str) -> None:
         role.users.useradd(name)
 
@@ -276,6 +279,13 @@ class Ops:
         undo = f"systemctl stop {service}" + (f" && systemctl start {service}" if active else "")
         self.undo.append(lambda: conn.run(undo))
 
+    def stop(self, role: Any, service: str) -> None:
+        conn = role.host.conn
+        active = conn.run(f"systemctl is-active {service}", raise_on_error=False).rc == 0
+        conn.run(f"systemctl stop {service}")
+        if active:
+            self.undo.append(lambda: conn.run(f"systemctl start {service}"))
+
     def useradd(self, role: Any, name: str) -> None:
         conn = role.host.conn
         conn.run(f"useradd --create-home {name}")
@@ -310,6 +320,9 @@ class Ops:
     def restart(self, role: Any, service: str) -> None:
         role.host.ansible.run("ansible.builtin.service", name=service, state="restarted")
 
+    def stop(self, role: Any, service: str) -> None:
+        role.host.ansible.run("ansible.builtin.service", name=service, state="stopped")
+
     def useradd(self, role: Any, name: str) -> None:
         role.host.ansible.run("ansible.builtin.user", name=name, state="present")
 
@@ -338,6 +351,9 @@ class Ops:
 
     def restart(self, role: Any, service: str) -> None:
         role.svc.restart(service)
+
+    def stop(self, role: Any, service: str) -> None:
+        role.svc.stop(service)
 
     def useradd(self, role: Any, name: str) -> None:
         role.users.add(name)
@@ -388,13 +404,13 @@ def raw_test(warmup: int, calls: int, idle_calls: int = 0) -> str:
 
 
 def ops_tests(reps: int, seed: int) -> str:
-    """``reps`` tests of each kind (empty, write, restart, useradd) on server1, in a shuffled order.
+    """``reps`` tests of each kind (empty, write, writenew, restart, stop, useradd) on server1, shuffled.
 
     A first test (``test_warmup``, not counted) does each operation once, so that one-time costs
     (pytest-mh-ansible's first module call: the warm agent's start, fact gathering for ``service``)
     do not land in the median of whichever kind happens to come first.
     """
-    kinds = ["empty", "write", "writenew", "restart", "useradd"]
+    kinds = ["empty", "write", "writenew", "restart", "stop", "useradd"]
     order = [(kind, i) for kind in kinds for i in range(reps)]
     random.Random(seed).shuffle(order)
     bodies = {
@@ -402,6 +418,7 @@ def ops_tests(reps: int, seed: int) -> str:
         "write": f'ops.write(server1, "{CONF}", "value = {{n}}\\n")',
         "writenew": 'ops.write(server1, "/etc/bl-new-{n}.conf", "value = {n}\\n")',
         "restart": f'ops.restart(server1, "{SERVICE}")',
+        "stop": f'ops.stop(server1, "{SERVICE}")',
         "useradd": 'ops.useradd(server1, "bluser")',
     }
     warmup = "\n    ".join(bodies[kind].replace("{n}", "warmup") for kind in kinds[1:])

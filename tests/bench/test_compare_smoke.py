@@ -26,6 +26,7 @@ FIGURES = (
     "write_rollback_ms",
     "writenew_rollback_ms",
     "restart_rollback_ms",
+    "stop_rollback_ms",
     "useradd_rollback_ms",
     "suite_wall_s",
     "suite_per_test_ms",
