@@ -52,7 +52,7 @@ def any_ssh(request: pytest.FixtureRequest, target: TargetHost) -> Iterator[Conn
     for conn in connection(f"{target.name}-{plugin}{agent}", variables, agent=bool(agent)):
         if agent:  # the agent starts in the background: the tests are for the commands it runs
             deadline = time.monotonic() + 15
-            while "#mh-warm-agent" not in conn.run("tr '\\0' ' ' </proc/$PPID/cmdline").stdout:
+            while conn.run("grep -c 'mh-warm-agen[t]' /proc/$PPID/cmdline", raise_on_error=False).rc != 0:
                 assert time.monotonic() < deadline, "commands do not run under the agent"
                 time.sleep(0.05)
         yield conn
