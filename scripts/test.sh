@@ -25,6 +25,13 @@ step_done() {
         step_name=""
     fi
 }
+# This run's tag, in the name of every lab it brings up (MH_TEST_LAB_SUFFIX, tests/integration/labname.py):
+# lab names are machine-wide, and another run on the same machine (a second checkout, or a run of an
+# earlier commit still going) must neither collide with this one's labs nor have them taken by this
+# one's clean-up. Five hex digits from the shell's pid and $RANDOM.
+RUN_TAG=$(printf '%05x' $(((($$ << 15) + RANDOM) % 1048576)))
+echo "== this run's labs are named <base>o$RUN_TAG and <base>n$RUN_TAG (an xdist worker after a dash)"
+
 cleanup() {
     local rc=$?
     step_done
@@ -36,13 +43,16 @@ cleanup() {
         wait $running 2>/dev/null || true
     fi
     # Labs are torn down by their fixtures; this catches a run that was killed half-way: every lab of the
-    # registry that the tests name (mh... and webapp, with a suffix and an xdist worker; labname.py).
-    .venv/bin/python - >/dev/null 2>&1 <<'EOF' || true
+    # registry that this run named (a base, this run's suffix o$RUN_TAG or n$RUN_TAG, an xdist worker;
+    # labname.py). Labs of other runs on the machine are theirs: left alone.
+    RUN_TAG=$RUN_TAG .venv/bin/python - >/dev/null 2>&1 <<'EOF' || true
+import os
 import re
 from pytest_mh_ansible._private.cli import main
 from pytest_mh_ansible._private.lab import registry
+tag = re.escape(os.environ["RUN_TAG"])
 for name in registry.entries():
-    if re.fullmatch(r"(mh[a-z0-9]*|webapp)(-[0-9]+)?", name):
+    if re.fullmatch(rf"[a-z]+[on]{tag}(-[0-9]+)?", name):
         main(["lab", "down", "--name", name])
 EOF
     echo "== step durations (total $SECONDS s)"
@@ -122,7 +132,7 @@ wheel_venv .venv-wheel-2.21 "$PY313" 'ansible-core>=2.21,<2.22'
 # The integration tests wait on the lab hosts more than on the CPU (measured: about a third of 2 cores busy
 # while they ran alone), so they start first, in the background, the oldest and the newest ansible-core side
 # by side, and the unit and functional tests of each ansible-core run meanwhile. Lab names carry the xdist
-# worker and MH_TEST_LAB_SUFFIX (tests/integration/labname.py), so no two workers share a lab. Their output is
+# worker and MH_TEST_LAB_SUFFIX (o or n, and this run's tag), so no two workers share a lab. Their output is
 # kept in files and shown when they end.
 step "integration tests started (background): the installed wheel, ansible-core 2.19 / Python 3.11 and 2.21 / Python 3.13"
 oldest_log=$(mktemp)
@@ -131,10 +141,10 @@ integration_started=$SECONDS
 # The bench harness's smoke test and the README's install lines run once, with the oldest: they test
 # the bench scripts and pip, not the product on an ansible-core (and take minutes each). So does the
 # rollback soak's short profile (tests/soak: every fault kind once, hosts compared over plain ssh).
-MH_TEST_INSTALLED=1 .venv-wheel/bin/pytest tests/integration tests/collection tests/bench tests/soak \
+MH_TEST_INSTALLED=1 MH_TEST_LAB_SUFFIX="o$RUN_TAG" .venv-wheel/bin/pytest tests/integration tests/collection tests/bench tests/soak \
     -n 2 -p no:cacheprovider --durations=10 >"$oldest_log" 2>&1 &
 oldest=$!
-MH_TEST_INSTALLED=1 MH_TEST_LAB_SUFFIX=n .venv-wheel-2.21/bin/pytest tests/integration tests/collection \
+MH_TEST_INSTALLED=1 MH_TEST_LAB_SUFFIX="n$RUN_TAG" .venv-wheel-2.21/bin/pytest tests/integration tests/collection \
     --ignore=tests/integration/install -n 2 -p no:cacheprovider --durations=10 >"$newest_log" 2>&1 &
 newest=$!
 

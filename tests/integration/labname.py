@@ -1,7 +1,8 @@
 """Lab names for the integration tests: distinct per pytest-xdist worker and per checkout.
 
 Lab names are machine-wide (network namespaces, bridges, cgroups), so two runs side by side
-(``-n 2``, or two checkouts) must not share one. ``MH_TEST_LAB_SUFFIX`` tells checkouts apart.
+(``-n 2``, two checkouts, two CI runs) must not share one. ``MH_TEST_LAB_SUFFIX`` tells runs apart
+(scripts/test.sh sets it per run).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--lab-name",
         default=None,
-        help="the lab's name (default: mhsoak + MH_TEST_LAB_SUFFIX; CI's clean-up takes every mh* lab of the machine)",
+        help="the lab's name (default: mhsoak + MH_TEST_LAB_SUFFIX, which CI sets per run, and its clean-up takes)",
     )
     parser.add_argument("--keep-lab", action="store_true", help="leave the lab up afterwards (lab down --name mhsoak)")
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments for the suite's runs (after --)")
