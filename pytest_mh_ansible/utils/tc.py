@@ -32,6 +32,7 @@ class _Shape:
     loss: float = 0.0
     rate: str | None = None
     filtered: bool = False
+    leaf: bool = False  # a netem leaf is on the class now
 
 
 @dataclass
@@ -63,8 +64,23 @@ class TrafficControl(MultihostUtility["MultihostHost"]):
         self._devices: dict[str, _Device] = {}
 
     def add_delay(self, target: MultihostHost | MultihostRole[Any] | str, delay_ms: int, *, jitter_ms: int = 0) -> None:
-        """Delay packets towards ``target`` by ``delay_ms`` (± ``jitter_ms``) milliseconds (netem)."""
+        """Delay packets towards ``target`` by ``delay_ms`` (± ``jitter_ms``) milliseconds (netem).
+
+        A second call sets the delay anew; ``0`` removes it, as :meth:`remove_delay` does.
+        """
         self._shape(target, delay_ms=int(delay_ms), jitter_ms=int(jitter_ms))
+
+    def remove_delay(self, target: MultihostHost | MultihostRole[Any] | str) -> None:
+        """Stop delaying packets towards ``target`` now; its loss and rate limit stay. Nothing when it is not delayed.
+
+        Without loss the netem leaf is deleted, so the target's class is back to its default leaf.
+        """
+        addresses = resolve_addresses(self.host, target)
+        for dev, device in self._devices.items():
+            shape = device.shapes.get(addresses[0])
+            if shape is not None and (shape.delay_ms or shape.jitter_ms):
+                shape.delay_ms = shape.jitter_ms = 0
+                self._apply(dev, shape)
 
     def add_loss(self, target: MultihostHost | MultihostRole[Any] | str, percent: float) -> None:
         """Drop ``percent`` % of the packets towards ``target`` at random (netem)."""
@@ -99,9 +115,13 @@ class TrafficControl(MultihostUtility["MultihostHost"]):
             shape = device.shapes[addresses[0]] = _Shape(band, addresses)
         for key, value in change.items():
             setattr(shape, key, value)
+        self._apply(dev, shape)
+
+    def _apply(self, dev: str, shape: _Shape) -> None:
         for cmd in shape_commands(dev, shape):
             self._run(cmd)
         shape.filtered = True
+        shape.leaf = has_netem(shape)
 
     def _run(self, cmd: str) -> None:
         result = self.host.conn.run(cmd, raise_on_error=False)
@@ -149,18 +169,25 @@ def is_default_root(show: str) -> bool:
     return not show or re.match(r"qdisc \S+ 0: ", show) is not None
 
 
+def has_netem(shape: _Shape) -> bool:
+    """Whether ``shape`` needs a netem leaf (a delay, jitter or loss)."""
+    return bool(shape.delay_ms or shape.jitter_ms or shape.loss)
+
+
 def shape_commands(dev: str, shape: _Shape) -> list[str]:
     """The ``tc`` commands that (re)configure ``shape``: its htb class, a netem leaf, filters (first time only)."""
     rate = shape.rate or UNLIMITED
     dev = shlex.quote(dev)
     cmds = [f"tc class replace dev {dev} parent 1: classid 1:{shape.band} htb rate {rate} ceil {rate}"]
-    if shape.delay_ms or shape.jitter_ms or shape.loss:
+    if has_netem(shape):
         args = ["netem"]
         if shape.delay_ms or shape.jitter_ms:
             args += ["delay", f"{shape.delay_ms}ms"] + ([f"{shape.jitter_ms}ms"] if shape.jitter_ms else [])
         if shape.loss:
             args += ["loss", f"{shape.loss:g}%"]
         cmds.append(f"tc qdisc replace dev {dev} parent 1:{shape.band} handle {shape.band}0: {' '.join(args)}")
+    elif shape.leaf:  # delay and loss gone: back to the class's default leaf
+        cmds.append(f"tc qdisc del dev {dev} parent 1:{shape.band} handle {shape.band}0:")
     if not shape.filtered:
         for address in shape.addresses:
             proto, match = ("ipv6", "ip6") if ":" in address else ("ip", "ip")

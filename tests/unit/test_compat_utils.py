@@ -185,7 +185,10 @@ def test_compat_utils__remove_delay_deletes_the_netem_leaf_and_keeps_the_root_fo
     tc.add_delay("server1", 500)
     conn.commands.clear()
     tc.remove_delay(SERVER)
-    assert [c for c in conn.commands if c.startswith("tc ")] == ["tc qdisc del dev eth0 parent 1:2 handle 20:"]
+    assert [c for c in conn.commands if c.startswith("tc ")] == [
+        "tc class replace dev eth0 parent 1: classid 1:2 htb rate 10gbit ceil 10gbit",
+        "tc qdisc del dev eth0 parent 1:2 handle 20:",
+    ]
     conn.commands.clear()
     tc.remove_delay(SERVER)  # not delayed any more: nothing to do
     assert [c for c in conn.commands if c.startswith("tc ")] == []

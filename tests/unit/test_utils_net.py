@@ -131,6 +131,26 @@ def test_tc__netem_delay_and_loss_commands_and_root_removed() -> None:
     assert conn.commands == ["tc qdisc show dev eth0 root", "tc qdisc del dev eth0 root"]
 
 
+def test_tc__delay_removed_deletes_the_leaf_unless_loss_is_left() -> None:
+    host, conn, _ = make_host(tc_answers())
+    host.tc.add_delay(SERVER, 200)
+    conn.commands.clear()
+    host.tc.add_delay(SERVER, 0)  # a delay of 0 is no delay: the netem leaf goes
+    assert "tc qdisc del dev eth0 parent 1:2 handle 20:" in conn.commands
+    assert not [c for c in conn.commands if "netem" in c]
+    host.tc.add_delay(SERVER, 100)
+    host.tc.add_loss(SERVER, 5)
+    conn.commands.clear()
+    host.tc.remove_delay(SERVER)  # the loss stays: a leaf with loss only
+    assert [c for c in conn.commands if "netem" in c] == [
+        "tc qdisc replace dev eth0 parent 1:2 handle 20: netem loss 5%"
+    ]
+    assert not [c for c in conn.commands if " del " in c]
+    conn.commands.clear()
+    host.tc.remove_delay(SERVER)  # not delayed: nothing sent to the host
+    assert conn.commands == ["getent ahosts server1"]
+
+
 def test_tc__rate_limit_is_an_htb_class_without_netem() -> None:
     host, conn, _ = make_host(tc_answers())
     host.tc.limit_rate("10.0.0.2", "512kbit")

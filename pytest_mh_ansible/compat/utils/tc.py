@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Any
 
 from ... import MultihostHost, MultihostRole
-from ...utils.firewall import resolve_addresses
-from ...utils.tc import TrafficControl, shape_commands
+from ...utils.tc import TrafficControl
 
 __all__ = ["LinuxTrafficControl", "delay_ms"]
 
@@ -91,14 +89,4 @@ class LinuxTrafficControl(TrafficControl):
 
     def remove_delay(self, host: str | MultihostHost | MultihostRole[Any]) -> None:
         """Stop delaying packets towards ``host`` now (its loss and rate limit, if any, stay); no-op if not delayed."""
-        addresses = resolve_addresses(self.host, self._target(host))
-        for dev, device in self._devices.items():
-            shape = device.shapes.get(addresses[0])
-            if shape is None or not (shape.delay_ms or shape.jitter_ms):
-                continue
-            shape.delay_ms = shape.jitter_ms = 0
-            if shape.loss:  # keep the loss: the netem leaf is replaced by one without delay
-                for cmd in shape_commands(dev, shape):
-                    self._run(cmd)
-            else:  # no netem left to keep: back to the class's default leaf
-                self._run(f"tc qdisc del dev {shlex.quote(dev)} parent 1:{shape.band} handle {shape.band}0:")
+        super().remove_delay(self._target(host))
