@@ -17,6 +17,8 @@ import pytest
 from .. import MultihostFixture, MultihostHost, MultihostRole, Registry
 from .._private.stash import SESSION_KEY
 from . import _alias
+from ._mode_check import PLUGIN_NAME as MODE_CHECK_PLUGIN
+from ._mode_check import ModeCheck
 from .config import MultihostConfig, MultihostPlugin, confdict_from_inventory
 from .host import MultihostHost as CompatHost
 from .itemdata import MULTIHOST_KEY, MultihostItemData
@@ -44,6 +46,8 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_Bridge(config), "mh-ansible-compat-bridge")
+    # the findings check of Coredumpd and Auditd (their modes); it follows the running test
+    config.pluginmanager.register(ModeCheck(), MODE_CHECK_PLUGIN)
 
 
 class _Bridge:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import posixpath
+import re
 import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -13,12 +15,14 @@ from .logs import test_start
 if TYPE_CHECKING:
     from ..host import MultihostHost
 
-__all__ = ["Crash", "Crashes", "core_locations"]
+__all__ = ["Crash", "Crashes", "core_locations", "logged_before"]
 
 COREDUMP_DIR = "/var/lib/systemd/coredump"
 # Where cores land for a relative core_pattern (the crashing process's working directory).
 RELATIVE_DIRS = ("/", "/root", "/tmp", "/var/tmp")
 DENIED = shlex.quote('avc: +denied|apparmor="DENIED"')
+AUDIT_STAMP = re.compile(r"audit\((\d+(?:\.\d+)?):\d+\)")
+"""The time stamp of an audit record (``msg=audit(1733400000.123:4242)``), also in the kernel log."""
 
 
 @dataclass(frozen=True)
@@ -106,17 +110,30 @@ class Crashes(MultihostUtility["MultihostHost"]):
         return found
 
     def denials(self, since: float) -> list[Crash]:
-        """SELinux AVC and AppArmor denials newer than ``since``, where auditd or journald can tell."""
+        """SELinux AVC and AppArmor denials newer than ``since``, where auditd or journald can tell.
+
+        ``ausearch -ts`` takes whole seconds in the locale's ``%x`` date format (``mm/dd/yy`` in the C
+        locale: a four-digit year is an error), so it is asked from the start of the second of
+        ``since``; the records keep their ``audit(EPOCH.MS:SERIAL)`` stamp (no ``-i``), by which
+        those of that second from before ``since`` are dropped. The kernel log has the same stamps.
+        """
+        start = math.floor(since)
         script = (
             "if command -v ausearch >/dev/null; then "
-            f"LC_ALL=C ausearch -m AVC,USER_AVC -i -ts $(date -d @{since:.0f} '+%m/%d/%Y %H:%M:%S') 2>/dev/null "
+            f"LC_ALL=C ausearch -m AVC,USER_AVC -ts $(LC_ALL=C date -d @{start} '+%x %T') 2>/dev/null "
             f"| grep -E {DENIED}; "
             "elif command -v journalctl >/dev/null; then "
-            f"journalctl -k -q --no-pager --since=@{since:.0f} 2>/dev/null | grep -E {DENIED}; "
+            f"journalctl -k -q --no-pager --since=@{start} 2>/dev/null | grep -E {DENIED}; "
             "fi; true"
         )
         out = self.host.conn.run(script, raise_on_error=False).stdout
-        return [Crash(self.host.name, "denial", line) for line in parse_lines(out)]
+        return [Crash(self.host.name, "denial", line) for line in parse_lines(out) if not logged_before(line, since)]
+
+
+def logged_before(record: str, since: float) -> bool:
+    """Whether the audit record ``record`` has a stamp (``audit(1733400000.123:4242)``) older than ``since``."""
+    stamp = AUDIT_STAMP.search(record)
+    return stamp is not None and float(stamp.group(1)) < since
 
 
 def parse_lines(text: str) -> list[str]:

@@ -191,15 +191,37 @@ def test_crashes__finds_new_cores_and_denials() -> None:
             r"^date": (0, "1000.0\n", ""),
             r"core_pattern": (0, "/var/crash/core.%p\n", ""),
             r"^find /var/crash": (0, "/var/crash/core.42\n", ""),
-            r"ausearch": (0, "type=AVC msg=audit(1.2:3): avc:  denied  { read } for pid=4\n", ""),
+            r"ausearch": (0, "type=AVC msg=audit(1000.2:3): avc:  denied  { read } for pid=4\n", ""),
         }
     )
     found = [str(c) for c in host.crashes.check()]
     assert found == [
         "h1: core: /var/crash/core.42",
-        "h1: denial: type=AVC msg=audit(1.2:3): avc:  denied  { read } for pid=4",
+        "h1: denial: type=AVC msg=audit(1000.2:3): avc:  denied  { read } for pid=4",
     ]
     assert any("-name 'core.*' -newermt @" in c for c in conn.commands)
+    # ausearch wants the C locale's %x date (a 4-digit year is "Error parsing start date")
+    assert any("ausearch -m AVC,USER_AVC -ts $(LC_ALL=C date -d @" in c and "'+%x %T')" in c for c in conn.commands)
+
+
+def test_crashes__denials_of_the_same_second_from_before_the_start_are_dropped() -> None:
+    host, conn, _ = make_host(
+        {
+            r"ausearch": (
+                0,
+                "type=AVC msg=audit(1000.100:3): avc:  denied  { read } for pid=4\n"
+                "type=AVC msg=audit(1000.900:4): avc:  denied  { write } for pid=5\n"
+                'apparmor="DENIED" operation="open" (no stamp: kept)\n',
+                "",
+            ),
+        }
+    )
+    found = [c.detail for c in host.crashes.denials(1000.5)]
+    assert found == [
+        "type=AVC msg=audit(1000.900:4): avc:  denied  { write } for pid=5",
+        'apparmor="DENIED" operation="open" (no stamp: kept)',
+    ]
+    assert "date -d @1000 " in conn.commands[-1]  # from the start of the second
 
 
 def test_crashes__pipe_to_unknown_handler_is_reported_unavailable() -> None:

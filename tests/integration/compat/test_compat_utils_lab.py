@@ -14,6 +14,7 @@ import textwrap
 from collections.abc import Iterator
 
 import pytest
+from compat_suite_text import conftest
 from labname import lab_name
 
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
@@ -22,43 +23,18 @@ pytestmark = pytest.mark.integration
 
 LAB_NAME = lab_name("mhcu")
 
-CONFTEST = textwrap.dedent("""
-    from pytest_mh import MultihostConfig, MultihostDomain, MultihostHost, MultihostPlugin, MultihostRole
+CONFTEST = conftest(
+    """
     from pytest_mh.utils.hostname import HostnameUtils
     from pytest_mh.utils.journald import JournaldUtils
     from pytest_mh.utils.tc import LinuxTrafficControl
-
-    pytest_plugins = ("pytest_mh",)
-
-
-    class Role(MultihostRole):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.hostname = HostnameUtils(self.host)
-            self.tc = LinuxTrafficControl(self.host)
-            self.journald = JournaldUtils(self.host)
-
-
-    class Domain(MultihostDomain):
-        @property
-        def role_to_host_class(self):
-            return {"*": MultihostHost}
-
-        @property
-        def role_to_role_class(self):
-            return {"*": Role}
-
-
-    class Config(MultihostConfig):
-        @property
-        def id_to_domain_class(self):
-            return {"*": Domain}
-
-
-    def pytest_plugin_registered(plugin):
-        if isinstance(plugin, MultihostPlugin):
-            plugin.config_class = Config
-""")
+    """,
+    """
+    self.hostname = HostnameUtils(self.host)
+    self.tc = LinuxTrafficControl(self.host)
+    self.journald = JournaldUtils(self.host)
+    """,
+)
 
 TESTS = textwrap.dedent("""
     import re
