@@ -116,3 +116,17 @@ def test_command_agents__connections_without_a_channel_take_the_standard_path(ca
     assert lines == [
         "h1: commands on the standard path: the paramiko connection has no persistent channel for the agent"
     ]
+
+
+@pytest.mark.parametrize("delay", ["0", "0.3"])
+def test_start__a_boot_command_that_ends_at_once_is_reported_by_what_it_said(delay: str) -> None:
+    """Whether the boot command is gone before the agent is sent (a broken pipe) or after (no answer),
+    the error is what it printed: here, the interpreter it did not find."""
+    script = f"sleep {delay}; echo '/nonexistent/python3: not found' >&2; exit 127"
+    channel = _Channel(["/bin/sh", "-c", script], shell=False, cwd=None)
+    agent = _Agent(label="local test agent", channel=channel)
+    if delay == "0":
+        channel._proc.wait()  # gone before the start writes: the write fails with EPIPE
+    with pytest.raises(AgentError, match=r"the agent did not start: /nonexistent/python3: not found"):
+        agent.start(None)
+    channel.close(wait=5)

@@ -51,6 +51,7 @@ _PACKAGE_MODULES = frozenset(
     {"apt", "dnf", "dnf5", "yum", "package", "pip", "apk", "zypper", "pacman", "snap", "selinux", "seboolean"}
 )
 _START_TIMEOUT = 30.0
+_STDERR_WAIT = 5.0  # how long a boot command that ended early is waited for, for its stderr
 _STOP_TIMEOUT = 5.0
 _ENV_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # The stdlib-only reader the agent's interpreter runs (python -c): skip lines (a become
@@ -189,6 +190,13 @@ class _Channel:
     def stderr(self) -> str:
         return b"".join(self._err_chunks).decode(errors="replace").strip()
 
+    def ended_stderr(self, wait: float) -> str:
+        """The stderr of a process that is ending (a write found its stdin closed): waits for it first."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(wait)
+        self._err_thread.join(wait)
+        return self.stderr()
+
 
 # --- the agent ----------------------------------------------------------------------------------
 
@@ -224,7 +232,13 @@ class _Agent:
     def start(self, password: str | None) -> None:
         source = _agent_source()
         preamble = f"{password}\n".encode() if password else b""
-        self.channel.send(preamble + b"MHWARM %d\n" % len(source) + source)
+        try:
+            self.channel.send(preamble + b"MHWARM %d\n" % len(source) + source)
+        except AgentError as err:
+            # The boot command ended before it read the agent (no such interpreter, a refused login):
+            # what it said is the reason, not the broken pipe.
+            detail = secrets.mask(self.channel.ended_stderr(_STDERR_WAIT))
+            raise AgentError("the agent did not start" + (f": {detail}" if detail else f" ({err})")) from err
         deadline = time.monotonic() + _START_TIMEOUT
         seen = b""
         while _READY not in seen:
