@@ -60,7 +60,7 @@ VARIANT_EXECUTOR = {variant: executor for executor, variant in MODULE_VARIANTS.i
 # through the warm agent, the default): measured once. On the standard executor commands take an ssh
 # client each, so that variant measures its own.
 SHARES_CONN = ("ours-util", MODULE_VARIANTS["warm"])
-OPS = ("write", "writenew", "restart", "stop", "useradd")
+OPS = ("write", "writenew", "restart", "stop", "useradd", "groupadd", "lineedit", "pkginstall")
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -348,6 +348,9 @@ ROWS: list[tuple[str, str, str]] = [
     ("service restart + rollback (*)", "restart_rollback_ms", "ms"),
     ("service stop + rollback (both start it again)", "stop_rollback_ms", "ms"),
     ("useradd + rollback", "useradd_rollback_ms", "ms"),
+    ("groupadd + rollback", "groupadd_rollback_ms", "ms"),
+    ("line edit in a config file + rollback", "lineedit_rollback_ms", "ms"),
+    ("package install (from apt's cache) + rollback", "pkginstall_rollback_ms", "ms"),
     ("suite: wall", "suite_wall_s", "s"),
     ("suite: per test", "suite_per_test_ms", "ms"),
     ("suite: per-test overhead", "suite_overhead_ms", "ms"),

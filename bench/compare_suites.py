@@ -43,6 +43,8 @@ MODULE_VARIANTS: dict[str, str] = {"warm": "ours-mod", "standard": "ours-mod-sta
 
 SERVICE = "blsvc.service"
 CONF = "/etc/bl-app.conf"
+# a package that is not installed on the lab hosts; its .deb is put in apt's cache first (compare_lab)
+PACKAGE = "tree"
 
 TIMING_PLUGIN = '''\
 """Per-test timing of the compare bench (loaded with -p bench_timing); writes $BENCH_OUT at session end."""
@@ -166,20 +168,46 @@ LAZY = True  # the bench writes False here for its eager variant (pytest-mh's de
 
 
 class BenchUsers(MultihostUtility[MultihostHost]):
-    """useradd in the test, userdel --remove in the role teardown (pytest-mh bundles no user utility)."""
+    """useradd/groupadd in the test, userdel --remove/groupdel in the role teardown (pytest-mh bundles no
+    user utility)."""
 
     def __init__(self, host: MultihostHost) -> None:
         super().__init__(host)
-        self._added: list[str] = []
+        self._undo: list[str] = []
 
     def useradd(self, name: str) -> None:
         self.host.conn.run(f"useradd --create-home {name}")
-        self._added.append(name)
+        self._undo.append(f"userdel --remove {name}")
+
+    def groupadd(self, name: str) -> None:
+        self.host.conn.run(f"groupadd {name}")
+        self._undo.append(f"groupdel {name}")
 
     def teardown(self) -> None:
-        for name in reversed(self._added):
-            self.host.conn.run(f"userdel --remove {name}")
-        self._added.clear()
+        for command in reversed(self._undo):
+            self.host.conn.run(command)
+        self._undo.clear()
+        super().teardown()
+
+
+class BenchPackages(MultihostUtility[MultihostHost]):
+    """apt-get install in the test, apt-get purge in the role teardown (pytest-mh bundles no package utility)."""
+
+    def __init__(self, host: MultihostHost) -> None:
+        super().__init__(host)
+        self._installed: list[str] = []
+
+    def install(self, name: str) -> None:
+        if self.host.conn.run(f"dpkg-query -W -f='${{db:Status-Abbrev}}' {name} 2>/dev/null | grep -q '^ii'",
+                              raise_on_error=False).rc == 0:
+            return
+        self.host.conn.run(f"DEBIAN_FRONTEND=noninteractive apt-get install -y -q {name}")
+        self._installed.append(name)
+
+    def teardown(self) -> None:
+        for name in reversed(self._installed):
+            self.host.conn.run(f"DEBIAN_FRONTEND=noninteractive apt-get purge -y -q {name}")
+        self._installed.clear()
         super().teardown()
 
 
@@ -189,10 +217,12 @@ class BenchRole(MultihostRole[MultihostHost]):
         self.fs = LinuxFileSystem(self.host)
         self.svc = SystemdServices(self.host)
         self.users = BenchUsers(self.host)
+        self.pkgs = BenchPackages(self.host)
         if LAZY:  # pytest-mh's lazy mode: a utility's setup runs on its first use only
             self.fs.postpone_setup()
             self.svc.postpone_setup()
             self.users.postpone_setup()
+            self.pkgs.postpone_setup()
 
 
 class BenchDomain(MultihostDomain["BenchConfig"]):
@@ -231,6 +261,16 @@ class Ops:
 
     def useradd(self, role: BenchRole, name: str) -> None:
         role.users.useradd(name)
+
+    def groupadd(self, role: BenchRole, name: str) -> None:
+        role.users.groupadd(name)
+
+    def lineedit(self, role: BenchRole, path: str, key: str, value: str) -> None:
+        # LinuxFileSystem.sed backs the file up first (restored at teardown), then runs sed
+        role.fs.sed(f"s/^{key} = .*/{key} = {value}/", path, args=["-i"])
+
+    def pkginstall(self, role: BenchRole, name: str) -> None:
+        role.pkgs.install(name)
 
 
 @pytest.fixture
@@ -291,6 +331,27 @@ class Ops:
         conn.run(f"useradd --create-home {name}")
         self.undo.append(lambda: conn.run(f"userdel --remove {name}"))
 
+    def groupadd(self, role: Any, name: str) -> None:
+        conn = role.host.conn
+        conn.run(f"groupadd {name}")
+        self.undo.append(lambda: conn.run(f"groupdel {name}"))
+
+    def lineedit(self, role: Any, path: str, key: str, value: str) -> None:
+        conn = role.host.conn
+        qpath = shlex.quote(path)
+        saved = conn.run(f"t=$(mktemp /tmp/bl.rollback.XXXXXXXX) && cp --force --archive {qpath} $t && echo $t").stdout
+        conn.run(shlex.join(["sed", "-i", f"s/^{key} = .*/{key} = {value}/", path]))
+        saved = saved.strip()
+        self.undo.append(lambda: conn.run(f"cp --force --archive {saved} {qpath} && rm --force {saved}"))
+
+    def pkginstall(self, role: Any, name: str) -> None:
+        conn = role.host.conn
+        if conn.run(f"dpkg-query -W -f='${{db:Status-Abbrev}}' {name} 2>/dev/null | grep -q '^ii'",
+                    raise_on_error=False).rc == 0:
+            return
+        conn.run(f"DEBIAN_FRONTEND=noninteractive apt-get install -y -q {name}")
+        self.undo.append(lambda: conn.run(f"DEBIAN_FRONTEND=noninteractive apt-get purge -y -q {name}"))
+
 
 @pytest.fixture
 def ops() -> Iterator[Ops]:
@@ -326,6 +387,15 @@ class Ops:
     def useradd(self, role: Any, name: str) -> None:
         role.host.ansible.run("ansible.builtin.user", name=name, state="present")
 
+    def groupadd(self, role: Any, name: str) -> None:
+        role.host.ansible.run("ansible.builtin.group", name=name, state="present")
+
+    def lineedit(self, role: Any, path: str, key: str, value: str) -> None:
+        role.host.ansible.run("ansible.builtin.lineinfile", path=path, regexp=f"^{key} = ", line=f"{key} = {value}")
+
+    def pkginstall(self, role: Any, name: str) -> None:
+        role.host.ansible.run("ansible.builtin.apt", name=name, state="present")
+
 
 @pytest.fixture
 def ops() -> Ops:
@@ -357,6 +427,15 @@ class Ops:
 
     def useradd(self, role: Any, name: str) -> None:
         role.users.add(name)
+
+    def groupadd(self, role: Any, name: str) -> None:
+        role.users.add_group(name)
+
+    def lineedit(self, role: Any, path: str, key: str, value: str) -> None:
+        role.config_files.line(path, f"{key} = {value}", regexp=f"^{key} = ")
+
+    def pkginstall(self, role: Any, name: str) -> None:
+        role.pkg.install(name)
 
 
 @pytest.fixture
@@ -404,13 +483,14 @@ def raw_test(warmup: int, calls: int, idle_calls: int = 0) -> str:
 
 
 def ops_tests(reps: int, seed: int) -> str:
-    """``reps`` tests of each kind (empty, write, writenew, restart, stop, useradd) on server1, shuffled.
+    """``reps`` tests of each kind (empty, write, writenew, restart, stop, useradd, groupadd, lineedit,
+    pkginstall) on server1, shuffled.
 
     A first test (``test_warmup``, not counted) does each operation once, so that one-time costs
     (pytest-mh-ansible's first module call: the warm agent's start, fact gathering for ``service``)
     do not land in the median of whichever kind happens to come first.
     """
-    kinds = ["empty", "write", "writenew", "restart", "stop", "useradd"]
+    kinds = ["empty", "write", "writenew", "restart", "stop", "useradd", "groupadd", "lineedit", "pkginstall"]
     order = [(kind, i) for kind in kinds for i in range(reps)]
     random.Random(seed).shuffle(order)
     bodies = {
@@ -420,6 +500,9 @@ def ops_tests(reps: int, seed: int) -> str:
         "restart": f'ops.restart(server1, "{SERVICE}")',
         "stop": f'ops.stop(server1, "{SERVICE}")',
         "useradd": 'ops.useradd(server1, "bluser")',
+        "groupadd": 'ops.groupadd(server1, "blgroup")',
+        "lineedit": f'ops.lineedit(server1, "{CONF}", "value", "{{n}}")',
+        "pkginstall": f'ops.pkginstall(server1, "{PACKAGE}")',
     }
     warmup = "\n    ".join(bodies[kind].replace("{n}", "warmup") for kind in kinds[1:])
     out = [HEADER, f"\n\n@pytest.mark.topology(TOPOLOGY)\ndef test_warmup(ops, server1):\n    {warmup}\n"]
