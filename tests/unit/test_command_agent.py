@@ -125,8 +125,10 @@ def test_start__a_boot_command_that_ends_at_once_is_reported_by_what_it_said(del
     script = f"sleep {delay}; echo '/nonexistent/python3: not found' >&2; exit 127"
     channel = _Channel(["/bin/sh", "-c", script], shell=False, cwd=None)
     agent = _Agent(label="local test agent", channel=channel)
-    if delay == "0":
-        channel._proc.wait()  # gone before the start writes: the write fails with EPIPE
-    with pytest.raises(AgentError, match=r"the agent did not start: /nonexistent/python3: not found"):
-        agent.start(None)
-    channel.close(wait=5)
+    try:
+        if delay == "0":
+            channel._proc.wait()  # gone before the start writes: the write fails with EPIPE
+        with pytest.raises(AgentError, match=r"the agent did not start: /nonexistent/python3: not found"):
+            agent.start(None)
+    finally:
+        channel.close(wait=5)

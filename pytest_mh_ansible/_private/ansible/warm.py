@@ -246,8 +246,9 @@ class _Agent:
             if left <= 0:
                 raise AgentError(f"no answer in {_START_TIMEOUT:.0f} s")
             chunk = self.channel.recv(65536, left)
-            if not chunk:
-                detail = secrets.mask((seen.decode(errors="replace") + "\n" + self.channel.stderr()).strip())
+            if not chunk:  # the boot command ended: what it printed (once its stderr is read to the end)
+                printed = self.channel.ended_stderr(_STDERR_WAIT)
+                detail = secrets.mask((seen.decode(errors="replace") + "\n" + printed).strip())
                 raise AgentError("the agent did not start" + (f": {detail}" if detail else ""))
             seen += chunk
             if len(seen) > 1 << 20:
