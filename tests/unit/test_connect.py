@@ -38,42 +38,26 @@ class FakeHost:
 def test_connect__hosts_connect_at_the_same_time_and_errors_stay_per_host() -> None:
     active, lock = [0, 0], threading.Lock()
     names = ("client1", "server1", "server2")
-    # The first host of a connection kind not used yet in the process connects alone (plugin import).
     hosts = [FakeHost(n, SlowConn(n, n == "server2", active, lock), "fake-a") for n in names]
     started = time.monotonic()
     results = probe_all(hosts)  # type: ignore[arg-type]
-    assert active[1] == 2
-    assert time.monotonic() - started < 0.8  # 2 x 0.3 s, not 3 x 0.3 s
+    assert active[1] == 3  # all three at once, from the first call of the process
+    assert time.monotonic() - started < 0.55  # 0.3 s, not 2 x 0.3 s
     assert results["client1"] is None
     assert results["server1"] is None
     assert isinstance(results["server2"], HostUnreachableError)
     assert hosts[0].conn.commands == ["true"]
     assert hosts[2].conn.commands == []
-    # Once the kind is loaded, all three connect at once.
-    active[:] = [0, 0]
-    again = [FakeHost(n, SlowConn(n, False, active, lock), "fake-a") for n in names]
-    started = time.monotonic()
-    assert probe_all(again) == dict.fromkeys(names)  # type: ignore[arg-type]
-    assert active[1] == 3
-    assert time.monotonic() - started < 0.55
 
 
 def test_connect__one_host_connects_in_the_calling_thread() -> None:
     active, lock = [0, 0], threading.Lock()
-    host = FakeHost("client1", SlowConn("client1", False, active, lock), "fake-b")
+    seen: list[str] = []
+
+    class Here(SlowConn):
+        def connect(self) -> None:
+            seen.append(threading.current_thread().name)
+
+    host = FakeHost("client1", Here("client1", False, active, lock), "fake-b")
     assert probe_all([host]) == {"client1": None}  # type: ignore[list-item]
-
-
-def test_connect__a_second_caller_waits_for_the_first_connection_of_a_kind() -> None:
-    """The leases' and the tests' connections open at once: the plugin still loads in one thread alone."""
-    active, lock = [0, 0], threading.Lock()
-    first = [FakeHost("a1", SlowConn("a1", False, active, lock), "fake-c")]
-    second = [FakeHost(n, SlowConn(n, False, active, lock), "fake-c") for n in ("b1", "b2")]
-    other = threading.Thread(target=probe_all, args=(first,))
-    other.start()
-    time.sleep(0.05)  # a1 is connecting, as the first of its kind
-    started = time.monotonic()
-    assert probe_all(second) == {"b1": None, "b2": None}  # type: ignore[arg-type]
-    other.join()
-    assert active[1] == 2  # b1 and b2 together, never beside a1
-    assert 0.45 < time.monotonic() - started < 0.85  # waited for a1 (0.25 s left), then 0.3 s side by side
+    assert seen == [threading.current_thread().name]

@@ -361,6 +361,30 @@ def test_inventory__many_hosts_load_quickly_and_variables_are_lazy(tmp_path: Pat
     assert "variables of host" in repr(inventory.hosts[0].variables)
 
 
+def test_inventory__one_variable_is_rendered_without_the_others(tmp_path: Path) -> None:
+    """The session reads mh_role/mh_domain/mh_pool of every host: that must not render all of their variables."""
+    write(
+        tmp_path / "hosts.yml",
+        """
+        all:
+          hosts:
+            h1:
+              mh_domain: "{{ 'ld' + 'ap' }}"
+              broken: "{{ no_such_variable + 1 }}"
+        """,
+    )
+    inventory = Inventory.load([str(tmp_path / "hosts.yml")])
+    variables = inventory.host("h1").variables
+
+    assert variables.get("mh_domain") == "ldap"
+    assert variables.get("mh_pool") is None
+    assert "mh_role" not in variables
+    assert not [w for w in inventory.warnings if "cannot be templated" in w]  # 'broken' was not rendered
+    assert variables["broken"] == "{{ no_such_variable + 1 }}"  # rendered when read: raw text kept, a warning
+    assert [w for w in inventory.warnings if "'broken' cannot be templated" in w]
+    assert dict(variables)["mh_domain"] == "ldap"
+
+
 # --- --limit -------------------------------------------------------------------------------
 
 

@@ -118,3 +118,30 @@ def test_leases__renewal_pushes_the_expiry_and_reports_a_lost_lease(tmp_path: Pa
 def test_leases__a_bad_controller_id_is_refused() -> None:
     with pytest.raises(ValueError, match="'ci job'"):
         LeaseOwner("ci job", 1, "run1")
+
+
+def test_leases__taken_and_given_back_over_the_tests_transport_renewed_over_their_own(tmp_path: Path) -> None:
+    """One ssh handshake per host at session start: the caller's lease commands share the tests' connection."""
+    tests_transport, own = LocalTransport(), LocalTransport()
+    made: list[str] = []
+
+    def own_for(host: str) -> LocalTransport:
+        made.append(host)
+        return own
+
+    owner = LeaseOwner("ctl-a", os.getpid(), "run1")
+    leases = HostLeases(
+        owner, own_for, command_transport=lambda host: tests_transport, ttl=60, timeout=0, root=str(tmp_path)
+    )
+    leases.acquire(["h1", "h2"])
+    assert leases.held == {"h1", "h2"}
+    assert (tests_transport.commands, made) == (2, [])  # no connection of its own, no `true` probe
+    assert leases.renew() == []
+    assert (own.commands, made) == (2, ["h1", "h2"])  # the renewal thread's own transports
+    leases.release(["h1"])
+    assert tests_transport.commands == 3
+    leases.close()
+    assert tests_transport.commands == 4  # h2 given back over the tests' transport too
+    assert own.closed
+    assert not tests_transport.closed  # the tests' transport is not the leases' to close
+    assert not Path(lease_path("h2", str(tmp_path))).exists()

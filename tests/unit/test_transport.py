@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -49,3 +51,48 @@ def test_transport__staged_stdin_is_created_private_before_the_copy() -> None:
     remote = transport.AnsibleTransport._stage_input(object(), FakeConnection(), b"a password")  # type: ignore[arg-type]
     assert remote.startswith("/tmp/.mh-stdin-")
     assert calls == [("exec", f"umask 077; : > {remote}", None), ("put", remote, 0o600)]
+
+
+def test_transport__plugins_load_one_thread_at_a_time_while_connections_open_side_by_side(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ansible's loader hands a half-run plugin module to a second thread: loading is serialised, opening is not."""
+    from ansible.plugins.loader import connection_loader
+
+    lock = threading.Lock()
+    now = {"load": 0, "open": 0}
+    most = {"load": 0, "open": 0}
+
+    def counted(kind: str, seconds: float) -> None:
+        with lock:
+            now[kind] += 1
+            most[kind] = max(most[kind], now[kind])
+        time.sleep(seconds)
+        with lock:
+            now[kind] -= 1
+
+    real_get = connection_loader.get
+    real_open = compat.open_connection
+
+    def slow_get(*args: object, **kwargs: object) -> object:
+        counted("load", 0.05)
+        return real_get(*args, **kwargs)
+
+    def slow_open(conn: object) -> None:
+        counted("open", 0.3)
+        real_open(conn)
+
+    monkeypatch.setattr(connection_loader, "get", slow_get)
+    monkeypatch.setattr(compat, "open_connection", slow_open)
+    hosts = [transport.AnsibleTransport(f"h{n}", {"ansible_connection": "local"}) for n in range(4)]
+    threads = [threading.Thread(target=host.connect) for host in hosts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert all(host.connected for host in hosts)
+        assert most == {"load": 1, "open": 4}
+    finally:
+        for host in hosts:
+            host.close()

@@ -17,9 +17,10 @@ from typing import Any
 from ..secrets import secrets
 from . import compat
 
-__all__ = ["ansible_output_logged", "becomes_another_user", "init_ansible"]
+__all__ = ["ansible_output_logged", "becomes_another_user", "init_ansible", "loading_plugins"]
 
 _init_lock = threading.Lock()
+_plugin_lock = threading.RLock()
 
 
 def init_ansible() -> None:
@@ -31,6 +32,19 @@ def init_ansible() -> None:
         if not AnsibleCollectionConfig.collection_finder:
             init_plugin_loader()
         _find_ansible_programs()
+
+
+@contextlib.contextmanager
+def loading_plugins() -> Iterator[None]:
+    """Hold this while Ansible's loader hands out plugins that may not have been loaded in this process yet.
+
+    The loader puts a plugin's module into ``sys.modules`` before the module has run, so a second
+    thread that asks for the same plugin at that moment gets it half-initialised ("module ... has
+    no attribute 'Connection'"). Loading takes milliseconds; what takes long (an ssh handshake)
+    is done after the block, so hosts still connect side by side.
+    """
+    with _plugin_lock:
+        yield
 
 
 def _find_ansible_programs() -> None:

@@ -24,7 +24,7 @@ from ...errors import HostUnreachableError, ProcessError, ProcessTimeoutError
 from ..secrets import secrets
 from . import compat
 from .command_agent import CommandAgents, CommandLost
-from .runtime import ansible_output_logged, becomes_another_user, init_ansible
+from .runtime import ansible_output_logged, becomes_another_user, init_ansible, loading_plugins
 
 if TYPE_CHECKING:
     from ...conn import ExecOptions
@@ -130,6 +130,25 @@ class AnsibleTransport:
         self.close()
 
     def _open(self) -> None:
+        init_ansible()
+        with ansible_output_logged(self.host, logger, prefix="ansible: "):
+            try:
+                with loading_plugins():
+                    conn = self._load_plugins()
+                compat.open_connection(conn)
+                self._after_connect(conn)
+                if self._command_agent:
+                    interpreter = str(self._vars.get("ansible_python_interpreter") or "")
+                    if not interpreter or interpreter.startswith("auto"):
+                        interpreter = "python3"
+                    self._agents = CommandAgents(self.host, interpreter=interpreter)
+            except Exception as err:
+                self._exit_master(None)
+                raise self._translate(err, None) from err
+        self._conn = conn
+
+    def _load_plugins(self) -> Any:
+        """The connection plugin with its options, and the become plugin: what ``TaskExecutor`` sets up for a task."""
         from ansible import constants as C
         from ansible.errors import AnsibleError
         from ansible.parsing.dataloader import DataLoader
@@ -138,54 +157,39 @@ class AnsibleTransport:
         from ansible.plugins.loader import become_loader, connection_loader
         from ansible.template import Templar
 
-        init_ansible()
-        with ansible_output_logged(self.host, logger, prefix="ansible: "):
-            try:
-                templar = Templar(loader=DataLoader(), variables=self._raw_vars)
-                # Connection variables are templated before use, as TaskExecutor does.
-                tvars = {k: (templar.template(v) if k.startswith("ansible_") else v) for k, v in self._raw_vars.items()}
-                secrets.add_from_vars(tvars)
-                self._vars = tvars
-                name = str(tvars.get("ansible_connection") or C.DEFAULT_TRANSPORT)
-                if name == "smart":
-                    name = "ssh"
-                play_context = PlayContext().set_task_and_variable_override(
-                    task=Task(), variables=tvars, templar=templar
-                )
-                play_context.connection = name
-                conn = connection_loader.get(
-                    name,
-                    play_context,
-                    new_stdin=None,
-                    task_uuid=str(uuid.uuid4()),
-                    ansible_playbook_pid=str(os.getpid()),
-                )
-                if conn is None:
-                    raise AnsibleError(f"the connection plugin {name!r} was not found{_missing_plugin_hint(name)}")
-                self._set_options(conn, tvars, templar)
-                # Loaded even without ansible_become: a single call may still ask for become.
-                method = str(tvars.get("ansible_become_method") or C.DEFAULT_BECOME_METHOD)
-                plugin = become_loader.get(method)
-                if plugin is None:
-                    raise AnsibleError(f"invalid become method {method!r}: no such become plugin")
-                self._set_plugin_options(plugin, "become", tvars, templar)
-                self._become_plugin = plugin
-                with contextlib.suppress(KeyError):
-                    self._become_default_user = plugin.get_option("become_user")
-                if _is_paramiko(conn):
-                    # Two transports to one address (other port, other password) must not share a client.
-                    compat.isolate_paramiko_client(conn)
-                compat.open_connection(conn)
-                self._after_connect(conn)
-                if self._command_agent:
-                    interpreter = str(tvars.get("ansible_python_interpreter") or "")
-                    if not interpreter or interpreter.startswith("auto"):
-                        interpreter = "python3"
-                    self._agents = CommandAgents(self.host, interpreter=interpreter)
-            except Exception as err:
-                self._exit_master(None)
-                raise self._translate(err, None) from err
-        self._conn = conn
+        templar = Templar(loader=DataLoader(), variables=self._raw_vars)
+        # Connection variables are templated before use, as TaskExecutor does.
+        tvars = {k: (templar.template(v) if k.startswith("ansible_") else v) for k, v in self._raw_vars.items()}
+        secrets.add_from_vars(tvars)
+        self._vars = tvars
+        name = str(tvars.get("ansible_connection") or C.DEFAULT_TRANSPORT)
+        if name == "smart":
+            name = "ssh"
+        play_context = PlayContext().set_task_and_variable_override(task=Task(), variables=tvars, templar=templar)
+        play_context.connection = name
+        conn = connection_loader.get(
+            name,
+            play_context,
+            new_stdin=None,
+            task_uuid=str(uuid.uuid4()),
+            ansible_playbook_pid=str(os.getpid()),
+        )
+        if conn is None:
+            raise AnsibleError(f"the connection plugin {name!r} was not found{_missing_plugin_hint(name)}")
+        self._set_options(conn, tvars, templar)
+        # Loaded even without ansible_become: a single call may still ask for become.
+        method = str(tvars.get("ansible_become_method") or C.DEFAULT_BECOME_METHOD)
+        plugin = become_loader.get(method)
+        if plugin is None:
+            raise AnsibleError(f"invalid become method {method!r}: no such become plugin")
+        self._set_plugin_options(plugin, "become", tvars, templar)
+        self._become_plugin = plugin
+        with contextlib.suppress(KeyError):
+            self._become_default_user = plugin.get_option("become_user")
+        if _is_paramiko(conn):
+            # Two transports to one address (other port, other password) must not share a client.
+            compat.isolate_paramiko_client(conn)
+        return conn
 
     def _set_options(self, conn: Any, tvars: dict[str, Any], templar: Any) -> None:
         """Connection and shell plugin options from the host's variables, then our own adjustments."""

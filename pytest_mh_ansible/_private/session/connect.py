@@ -7,7 +7,6 @@ transport (with its own lock), so opening them side by side is safe.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -33,44 +32,17 @@ def _probe(host: MultihostHost) -> BaseException | None:
     return None
 
 
-_LOADED: dict[str, threading.Event] = {}  # connection kind -> set once its first connection has opened
-_LOADED_LOCK = threading.Lock()
-
-
-def in_parallel(items: Sequence[T], kind: Callable[[T], str], work: Callable[[T], R]) -> list[R]:
+def in_parallel(items: Sequence[T], work: Callable[[T], R]) -> list[R]:
     """``[work(item) for item in items]``, side by side in threads, in the order of ``items``.
 
-    Ansible loads a connection plugin's module on its first use, and two threads loading one
-    module at once can see it half-imported ("module ... has no attribute 'Connection'"). So the
-    first item of each ``kind`` (its ``ansible_connection``) not seen yet in this process runs
-    alone, first, and other callers (the leases' connections open beside the tests' ones) wait
-    for it; the rest run in parallel.
+    The work may open connections of a plugin that this process has not loaded yet: the
+    transport loads plugins under a lock of the Ansible boundary and opens the connection
+    outside it, so the handshakes still overlap.
     """
-    results: dict[int, R] = {}
-    rest: list[int] = []
-    for index, item in enumerate(items):
-        name = kind(item)
-        with _LOADED_LOCK:
-            loaded = _LOADED.get(name)
-            first = loaded is None
-            if first:
-                loaded = _LOADED[name] = threading.Event()
-        assert loaded is not None
-        if first:
-            try:
-                results[index] = work(item)
-            finally:
-                loaded.set()
-        else:
-            loaded.wait()
-            rest.append(index)
-    if len(rest) == 1:
-        results[rest[0]] = work(items[rest[0]])
-    elif rest:
-        with ThreadPoolExecutor(max_workers=min(MAX_THREADS, len(rest)), thread_name_prefix="mh-connect") as pool:
-            for index, result in zip(rest, pool.map(lambda i: work(items[i]), rest), strict=True):
-                results[index] = result
-    return [results[index] for index in range(len(items))]
+    if len(items) <= 1:
+        return [work(item) for item in items]
+    with ThreadPoolExecutor(max_workers=min(MAX_THREADS, len(items)), thread_name_prefix="mh-connect") as pool:
+        return list(pool.map(work, items))
 
 
 def connection_kind(variables: Mapping[str, Any]) -> str:
@@ -83,5 +55,5 @@ def probe_all(hosts: Sequence[MultihostHost]) -> dict[str, BaseException | None]
 
     :returns: For each host name, the error that connecting or the probe raised, or None.
     """
-    results = in_parallel(hosts, lambda host: connection_kind(host.vars), _probe)
+    results = in_parallel(hosts, _probe)
     return {host.name: result for host, result in zip(hosts, results, strict=True)}

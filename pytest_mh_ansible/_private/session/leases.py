@@ -109,9 +109,11 @@ class HostLeases:
         ...
         leases.close()                            # releases all, stops renewing
 
-    :param transport_for: A transport for a host's lease commands; the renewal thread uses it, so it
-        must not be the transport the tests use.
-    :param kind_of: A host's connection plugin name (the first connection of each kind opens alone).
+    :param transport_for: A transport of the renewal thread's own for a host (made on the first
+        renewal), so that it never shares the transport the tests use.
+    :param command_transport: The transport for the lease commands of the calling thread (take,
+        release): the tests' own connection of the host, so that a host is connected once. None:
+        transports of ``transport_for``, connected side by side before the leases are taken.
     :param ttl: Seconds a lease lives without renewal (a killed session's hosts come free after it).
     :param timeout: Seconds to wait for a leased host before :class:`HostLeaseError`.
     """
@@ -121,7 +123,7 @@ class HostLeases:
         owner: LeaseOwner,
         transport_for: Callable[[str], Transport],
         *,
-        kind_of: Callable[[str], str] = lambda host: "ssh",
+        command_transport: Callable[[str], Transport] | None = None,
         ttl: float = 60,
         timeout: float = 600,
         poll: float = 1.0,
@@ -133,7 +135,8 @@ class HostLeases:
         self.poll = poll
         self.root = root
         self._transport_for = transport_for
-        self._kind_of = kind_of
+        self._command_transport = command_transport
+        # Our own transports: the renewal thread's (and the caller's, without a command_transport).
         self._transports: dict[str, Transport] = {}
         self._held: set[str] = set()
         self._lock = threading.Lock()
@@ -144,10 +147,15 @@ class HostLeases:
     def held(self) -> frozenset[str]:
         return frozenset(self._held)
 
-    def _run(self, host: str, body: str, *args: str) -> str:
+    def _own(self, host: str) -> Transport:
         transport = self._transports.get(host)
         if transport is None:
             transport = self._transports[host] = self._transport_for(host)
+        return transport
+
+    def _run(self, host: str, body: str, *args: str, renewal: bool = False) -> str:
+        shared = self._command_transport
+        transport = self._own(host) if renewal or shared is None else shared(host)
         rc, out, err = transport.exec(_script(body, *args), become=False, timeout=30)
         text = out.decode("utf-8", errors="replace").strip()
         if rc != 0 or not text:
@@ -185,30 +193,36 @@ class HostLeases:
         self._start()
 
     def _connect(self, hosts: list[str]) -> None:
-        """Open the lease transports of ``hosts`` side by side (an ssh connection each); errors surface later.
+        """Open our own lease transports of ``hosts`` side by side (an ssh connection each); errors surface later.
 
         One ``true`` each, side by side: the ssh plugin connects on its first command, so without it
-        every host's handshake would wait for the previous one in the ordered lease loop.
+        every host's handshake would wait for the previous one in the ordered lease loop. With a
+        ``command_transport``, the caller has connected the hosts already.
         """
+        if self._command_transport is not None:
+            return
         new = [host for host in hosts if host not in self._transports]
-        for host in new:
-            self._transports[host] = self._transport_for(host)
 
         def connect(host: str) -> None:
             try:
-                self._transports[host].connect()
-                self._transports[host].exec("true", become=False, timeout=30)
+                transport = self._own(host)
+                transport.connect()
+                transport.exec("true", become=False, timeout=30)
             except Exception as err:  # the lease command on this host reports it
                 log.debug("host %s: lease connection failed: %s", host, err)
 
-        in_parallel(new, self._kind_of, connect)
+        for host in new:
+            self._own(host)
+        in_parallel(new, connect)
 
     def renew(self) -> list[str]:
         """Push every held lease's expiry out by ``ttl``; returns the hosts whose lease was lost."""
         lost: list[str] = []
         for host in sorted(self.held):
             try:
-                answer = self._run(host, _RENEW, lease_path(host, self.root), self.owner.token, str(self.ttl))
+                answer = self._run(
+                    host, _RENEW, lease_path(host, self.root), self.owner.token, str(self.ttl), renewal=True
+                )
             except Exception as err:  # a dead host: its lease runs out by itself
                 log.warning("host %s: lease not renewed: %s", host, err)
                 continue

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
@@ -20,7 +19,7 @@ from ..ansible.playbooks import PlaybookRunner
 from ..rollback.inverses import JournalRecorder
 from ..teardown import run_all
 from .assignment import Assignment, HostInfo, assign
-from .connect import connection_kind, probe_all
+from .connect import probe_all
 from .leases import HostLeases, LeaseOwner
 from .locks import HostLocks
 from .reachability import DeadHosts, GuardedTransport
@@ -134,6 +133,7 @@ class MultihostSession:
         self._infos = {info.name: info for info in self.host_infos}
         self._resolved: dict[str, Assignment | str] = {}
         self._hosts: dict[str, MultihostHost] = {}
+        self._transports: dict[str, GuardedTransport] = {}  # the tests' transport of each host, as made
         self._host_state: dict[str, BaseException | None] = {}
         self.active: ActiveTopology | None = None
         self.locks = HostLocks()
@@ -142,7 +142,7 @@ class MultihostSession:
             self.leases = HostLeases(
                 options.lease_owner,
                 self._lease_transport,
-                kind_of=lambda name: connection_kind(self.inventory.host(name).variables),
+                command_transport=self._command_transport,
                 ttl=options.lease_ttl,
                 timeout=options.lease_timeout,
             )
@@ -242,6 +242,7 @@ class MultihostSession:
         # Commands share the warm agent's way in: hosts on the standard executor keep an ssh client per command.
         agent = executor_for_host(host.vars, self.options.executor, host=host.name) == "warm"
         transport = GuardedTransport(host.name, AnsibleTransport(host.name, host.vars, command_agent=agent), self.dead)
+        self._transports[host.name] = transport
         observer = None
         if self.options.record_calls:
 
@@ -253,8 +254,14 @@ class MultihostSession:
 
         return Connection(host.name, host.vars, transport=transport, observer=observer)
 
+    def _command_transport(self, name: str) -> GuardedTransport:
+        """The transport of host ``name``'s connection (made here if no test used it yet): leases are
+        taken and given back over it, in the main thread, so that the host is connected once."""
+        self.host(name).conn  # noqa: B018 - made on first use
+        return self._transports[name]
+
     def _lease_transport(self, name: str) -> Any:
-        """A transport of its own for a host's leases (the renewal thread must not share the tests' one).
+        """A transport of its own for the renewal of a host's lease (that thread must not share the tests' one).
 
         It fails at once for a host already marked dead, but its own failures mark nothing: a renewal
         that meets the host while a test restarts its sshd must not end the host for the session.
@@ -298,23 +305,18 @@ class MultihostSession:
             controller_hosts[fixture] = list(hosts) if path.index is None else hosts[path.index]
         active = self.active = ActiveTopology(mark, assignment, hosts_by_slot, controller_hosts)
         self.locks.acquire(self._lock_key(name) for name in assignment.hosts)
-        # The tests' connections come up (a read-only `true` each) while the leases are taken over
-        # connections of their own: the two ssh handshakes of a host do not wait for each other.
-        probing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mh-probe")
+        # The hosts not connected yet come up side by side (a read-only `true` each); the leases are
+        # then taken over the same connections, so each host costs one ssh handshake.
         unprobed = [self._hosts[name] for name in assignment.hosts if name not in self._host_state]
-        probe = probing.submit(probe_all, unprobed)
+        probed = probe_all(unprobed)
         try:
             try:
                 if self.leases is not None:
-                    self.leases.acquire(assignment.hosts)
+                    self.leases.acquire(name for name in assignment.hosts if probed.get(name) is None)
             except HostUnreachableError as err:
-                # Taking the lease is the first contact of its own with the host, between tests: it did not
-                # answer. (Only the renewal thread's failures mark nothing; see _lease_transport.)
+                # Taking the lease is a contact of its own with the host, between tests: it did not answer.
                 self.dead.mark(err.host, err.reason)
                 raise
-            finally:
-                probing.shutdown(wait=True)
-            probed = probe.result()
             # Hosts are set up in the session scope (undone at the end of the session, not of this topology).
             with self.journal.into("session"):
                 for name in assignment.hosts:
