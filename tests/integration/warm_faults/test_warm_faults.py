@@ -33,10 +33,11 @@ def _ping(executor: StandardExecutor) -> dict[str, Any]:
     return executor.run("server1", "ansible.builtin.ping", {}, **CALL)
 
 
-def _wait_for(condition: Any, timeout: float = 10.0) -> None:
+def _wait_for(condition: Any, timeout: float = 10.0, shown: Any = None) -> None:
+    """Wait for ``condition``; on timeout, the failure shows what ``shown()`` returns (the host's processes)."""
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, "timed out"
+        assert time.monotonic() < deadline, f"timed out{f': {shown()}' if shown is not None else ''}"
         time.sleep(0.05)
 
 
@@ -100,7 +101,11 @@ def test_sshd_restarted__every_ssh_session_dropped__next_call_succeeds(warm: War
     # Kill every sshd process (the listener, the ControlMaster's session, the agent's session), start a new one.
     restarted = fault_lab.run_inside("server1", "pkill -x sshd; sleep 0.3; /usr/sbin/sshd")
     assert restarted.returncode == 0, restarted.stderr
-    _wait_for(lambda: pid not in agent_pids(fault_lab))  # the agent ends with its session
+    # The agent ends with its session.
+    _wait_for(
+        lambda: pid not in agent_pids(fault_lab),
+        shown=lambda: fault_lab.run_inside("server1", "ps -eo pid,ppid,stat,etime,args").stdout,
+    )
     result = warm.run("server1", "ansible.builtin.stat", {"path": "/etc/hostname"}, **CALL)
     assert result["stat"]["exists"] is True
     assert warm.last_route == (1, 0)
