@@ -769,3 +769,25 @@ def test_inventory__limit_from_a_missing_file_is_an_error(tmp_path: Path) -> Non
 
     with pytest.raises(InventoryError, match=r"^hosts.ini: --limit '@nope.retry': "):
         Inventory.load(["hosts.ini"], limit="@nope.retry", basedir=str(tmp_path))
+
+
+def test_inventory__one_variable_read_still_registers_the_hosts_secrets(tmp_path: Path) -> None:
+    """Reading mh_domain of a host makes its passwords known to the masking, as rendering all would."""
+    from pytest_mh_ansible._private.secrets import secrets
+
+    password, token = unique("pw-"), unique("tok-")
+    write(
+        tmp_path / "hosts.yml",
+        f"""
+        all:
+          hosts:
+            h1:
+              mh_domain: ldap
+              ansible_password: {password}
+              app: {{db: {{user: app, api_token: {token}}}}}
+        """,
+    )
+    inventory = Inventory.load([str(tmp_path / "hosts.yml")])
+    assert inventory.host("h1").variables.get("mh_domain") == "ldap"
+    assert password not in secrets.mask(f"login with {password}")
+    assert token not in secrets.mask(f"token {token}")

@@ -263,8 +263,13 @@ class Inventory:
         if key == "hostvars" or key not in raw:
             raise KeyError(key)
         with _lock, _captured_display() as capture, vault_context(self._vault_secrets):
-            value = self._render(name, key, raw[key], Templar(loader=self._loader, variables=raw), capture)
-        _add_secret_vars({key: value})
+            templar = Templar(loader=self._loader, variables=raw)
+            value = self._render(name, key, raw[key], templar, capture)
+            # The host's secrets are known from now on, as when all its variables are rendered:
+            # a playbook over the whole inventory must not print the password of a host no test used.
+            held = {k: v for k, v in raw.items() if k not in (key, "hostvars") and _holds_secret(k, v)}
+            rendered = {k: self._render(name, k, v, templar, capture) for k, v in held.items()}
+        _add_secret_vars({key: value, **rendered})
         self._warnings.extend(secrets.mask(message) for message in capture.warnings)
         return value
 
@@ -483,6 +488,17 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple | set | frozenset):
         return [_plain(item) for item in value]
     return value
+
+
+def _holds_secret(name: str, value: Any) -> bool:
+    """Whether variable ``name`` is secret-named or holds a secret-named key at any depth (unrendered)."""
+    if secrets.is_secret_name(name):
+        return True
+    if isinstance(value, Mapping):
+        return any(_holds_secret(str(k), v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(isinstance(item, Mapping) and _holds_secret("", item) for item in value)
+    return False
 
 
 def _add_secret_vars(variables: Mapping[str, Any]) -> None:
