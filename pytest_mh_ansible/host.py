@@ -44,7 +44,66 @@ class HostServices:
     playbooks: PlaybookRunner
 
 
-class MultihostHost:
+class _PlaybookOnOneHost:
+    """``playbook()`` of what stands for one host: the host itself, and a role on it.
+
+    One signature, docstring and way to the session's playbook runner serve both. The API
+    reference lists the method under each class, as a private base's methods are their own.
+    """
+
+    def _mh_playbook_host(self) -> MultihostHost:
+        """The host the playbook is limited to (each subclass names it)."""
+        raise NotImplementedError
+
+    def playbook(
+        self,
+        path: str,
+        *,
+        extra_vars: Mapping[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        skip_tags: Sequence[str] | None = None,
+        check: bool = False,
+        become: bool | None = None,
+        revert_paths: Sequence[str] | None = None,
+        teardown: str | None = None,
+        raise_on_error: bool | None = None,
+    ) -> PlaybookResult:
+        """Run a playbook limited to this host (for a role: the role's host), with the inventory's variables.
+
+        Example::
+
+            result = server.playbook("playbooks/app_setup.yml", extra_vars={"app_port": 8080})
+            assert result.changed_tasks   # a failing playbook raises PlaybookError
+
+        :param path: Relative to pytest's rootdir (then the ini ``mh_playbook_dir``), or absolute.
+        :param check: Run in check mode (predict changes, make none).
+        :param become: Force privilege escalation on (True) for the whole play.
+        :param revert_paths: Paths the playbook changes: snapshotted before, restored at the end of the scope.
+        :param teardown: A playbook that undoes this one, run at the end of the scope if anything changed.
+        :param raise_on_error: Raise when the playbook fails; None (the default) means yes, except with ``check=True``.
+        :raises PlaybookError: A task failed, a host was unreachable, or Ansible could not run the playbook
+            (a parse error): names the failed tasks, their hosts and Ansible's message.
+        """
+        host = self._mh_playbook_host()
+        if host._mh_playbooks is None:
+            from .errors import MultihostError
+
+            raise MultihostError(f"host {host.name!r}: playbooks need a pytest-mh-ansible session")
+        return host._mh_playbooks.run_reverted(
+            path,
+            [host],
+            extra_vars=extra_vars,
+            tags=tags,
+            skip_tags=skip_tags,
+            check=check,
+            become=become,
+            revert_paths=revert_paths,
+            teardown=teardown,
+            raise_on_error=raise_on_error,
+        )
+
+
+class MultihostHost(_PlaybookOnOneHost):
     """A host of the Ansible inventory, as tests and roles see it.
 
     One object per inventory host lives for the whole session. :meth:`pytest_setup` runs
@@ -208,36 +267,8 @@ class MultihostHost:
         """The host's ``mh_*`` variables (``mh_domain``, ``mh_artifacts``, ...)."""
         return {k: v for k, v in self.vars.items() if k.startswith("mh_")}
 
-    def playbook(
-        self,
-        path: str,
-        *,
-        extra_vars: Mapping[str, Any] | None = None,
-        tags: Sequence[str] | None = None,
-        skip_tags: Sequence[str] | None = None,
-        check: bool = False,
-        become: bool | None = None,
-        revert_paths: Sequence[str] | None = None,
-        teardown: str | None = None,
-        raise_on_error: bool | None = None,
-    ) -> PlaybookResult:
-        """Run a playbook limited to this host, with the inventory's variables (see ``MultihostRole.playbook``)."""
-        if self._mh_playbooks is None:
-            from .errors import MultihostError
-
-            raise MultihostError(f"host {self.name!r}: playbooks need a pytest-mh-ansible session")
-        return self._mh_playbooks.run_reverted(
-            path,
-            [self],
-            extra_vars=extra_vars,
-            tags=tags,
-            skip_tags=skip_tags,
-            check=check,
-            become=become,
-            revert_paths=revert_paths,
-            teardown=teardown,
-            raise_on_error=raise_on_error,
-        )
+    def _mh_playbook_host(self) -> MultihostHost:
+        return self
 
     def pytest_setup(self) -> None:
         """Called once per session, before the first test that needs the host (override)."""

@@ -120,13 +120,7 @@ class ChangeRecorder(Protocol):
         ...
 
     def called(
-        self,
-        host: MultihostHost,
-        module: str,
-        args: Mapping[str, Any],
-        *,
-        become: bool | None,
-        become_user: str | None,
+        self, host: MultihostHost, module: str, args: Mapping[str, Any], *, become: bool | None, become_user: str | None
     ) -> None:
         """A module call succeeded (undo steps' calls included): its record, for a playbook export.
 

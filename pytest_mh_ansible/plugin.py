@@ -17,7 +17,7 @@ import pytest
 
 from . import hookspecs
 from ._private.ansible.executor_choice import EXECUTORS
-from ._private.options import option_or_ini
+from ._private.options import add_flag, add_lines_ini, add_repeatable, option_or_ini
 from ._private.parallel import hooks as parallel
 from ._private.parallel.groups import group_name
 from ._private.pytest_internals import add_inventory_option, restore_setup
@@ -65,21 +65,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_inventory_option(
         group, dest="mh_inventory", action="append", default=[], metavar="INVENTORY", help=inventory_help
     )
-    group.addoption(
+    add_repeatable(
+        group,
         "--mh-vault-password-file",
-        dest="mh_vault_password_file",
-        action="append",
-        default=[],
         metavar="FILE",
         help="Vault password file (or script) for vault-encrypted inventory variables.",
     )
-    group.addoption(
-        "--mh-vault-id",
-        dest="mh_vault_id",
-        action="append",
-        default=[],
-        metavar="LABEL@FILE",
-        help="Vault identity, as ansible's --vault-id. Repeatable.",
+    add_repeatable(
+        group, "--mh-vault-id", metavar="LABEL@FILE", help="Vault identity, as ansible's --vault-id. Repeatable."
     )
     group.addoption(
         "--mh-limit",
@@ -87,29 +80,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATTERN",
         help="Use only the inventory hosts that match this Ansible host pattern.",
     )
-    group.addoption(
+    add_repeatable(
+        group,
         "--mh-topology",
-        dest="mh_topology",
-        action="append",
-        default=[],
         metavar="NAME",
         help="Run only tests of this topology (repeatable); deselects tests without a topology.",
     )
-    group.addoption(
-        "--mh-not-topology",
-        dest="mh_not_topology",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="Do not run tests of this topology (repeatable).",
-    )
-    group.addoption(
-        "--mh-exact-topology",
-        dest="mh_exact_topology",
-        action="store_true",
-        default=False,
-        help="Run only topologies that use every host of the inventory.",
-    )
+    add_repeatable(group, "--mh-not-topology", metavar="NAME", help="Do not run tests of this topology (repeatable).")
+    add_flag(group, "--mh-exact-topology", help="Run only topologies that use every host of the inventory.")
     group.addoption(
         "--mh-unreachable",
         dest="mh_unreachable",
@@ -126,11 +104,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "pre-imported interpreter; default) or standard (a new Python per module, as ansible-playbook). "
         "A host's mh_executor variable overrides it.",
     )
-    group.addoption(
+    add_flag(
+        group,
         "--mh-verify-rollback",
-        dest="mh_verify_rollback",
-        action="store_true",
-        default=False,
         help="Fingerprint each test's hosts before it and after its rollback; any difference fails the test's "
         "teardown (paths of mh_verify_paths, users, groups, services, packages).",
     )
@@ -147,28 +123,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("mh_inventory", "Ansible inventory sources (used when -i is not given).", type="args", default=[])
     parser.addini("mh_vault_password_file", "Vault password file for the inventory.", default="")
     parser.addini("mh_default_domain", "Topology domain of hosts without mh_domain.", default="default")
-    parser.addini(
-        "mh_role_groups",
-        "Lines 'role = group': hosts in inventory group 'group' have role 'role'.",
-        type="linelist",
-        default=[],
-    )
+    add_lines_ini(parser, "mh_role_groups", "Lines 'role = group': hosts in inventory group 'group' have role 'role'.")
     parser.addini("mh_playbook_dir", "Where relative playbook paths are looked up after the rootdir.", default="")
-    parser.addini(
+    add_lines_ini(
+        parser,
         "mh_verify_paths",
         "Paths the drift check fingerprints (default /etc /home /root /var/lib; host var mh_verify_paths wins).",
-        type="linelist",
-        default=[],
     )
-    parser.addini(
-        "mh_verify_exclude", "Globs the drift check leaves out (besides its defaults).", type="linelist", default=[]
-    )
-    parser.addini(
+    add_lines_ini(parser, "mh_verify_exclude", "Globs the drift check leaves out (besides its defaults).")
+    add_lines_ini(
+        parser,
         "mh_secret_vars",
         "Extra glob patterns of variable and argument names whose values are secrets (besides *password*, "
         "*passwd*, *passphrase*, *secret*, *token*, *key*, *credential*, *_pass).",
-        type="linelist",
-        default=[],
     )
     parser.addini("mh_unreachable", "What tests that need an unreachable host do: error or skip.", default="error")
     parser.addini("mh_executor", "How modules run on the hosts: warm (default) or standard.", default="warm")

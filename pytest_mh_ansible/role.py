@@ -2,35 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
-from .host import MultihostHost
+from .host import MultihostHost, _PlaybookOnOneHost
 from .utility import MultihostUtility
 
 if TYPE_CHECKING:
     from .multihost import MultihostFixture
-    from .playbook import PlaybookResult
-    from .utils import (
-        ConfigFiles,
-        Crashes,
-        FileSystem,
-        Firewall,
-        Logs,
-        Packages,
-        Services,
-        Sysctl,
-        TrafficControl,
-        Users,
-    )
+    from .utils.config import ConfigFiles
+    from .utils.crashes import Crashes
+    from .utils.firewall import Firewall
+    from .utils.fs import FileSystem
+    from .utils.logs import Logs
+    from .utils.packages import Packages
+    from .utils.services import Services
+    from .utils.sysctl import Sysctl
+    from .utils.tc import TrafficControl
+    from .utils.users import Users
 
 __all__ = ["MultihostRole"]
 
 HostT = TypeVar("HostT", bound=MultihostHost)
 
 
-class MultihostRole(Generic[HostT]):
+class MultihostRole(_PlaybookOnOneHost, Generic[HostT]):
     """One host acting in one role for one test.
 
     A test's role fixtures (``client``, ``server``) are role objects. Projects subclass it
@@ -113,46 +109,8 @@ class MultihostRole(Generic[HostT]):
         """The utilities attached to this role, in attribute order."""
         return [value for value in vars(self).values() if isinstance(value, MultihostUtility)]
 
-    def playbook(
-        self,
-        path: str,
-        *,
-        extra_vars: Mapping[str, Any] | None = None,
-        tags: Sequence[str] | None = None,
-        skip_tags: Sequence[str] | None = None,
-        check: bool = False,
-        become: bool | None = None,
-        revert_paths: Sequence[str] | None = None,
-        teardown: str | None = None,
-        raise_on_error: bool | None = None,
-    ) -> PlaybookResult:
-        """Run a playbook limited to this role's host, with the inventory's variables.
-
-        Example::
-
-            result = server.playbook("playbooks/app_setup.yml", extra_vars={"app_port": 8080})
-            assert result.changed_tasks   # a failing playbook raises PlaybookError
-
-        :param path: Relative to pytest's rootdir (then the ini ``mh_playbook_dir``), or absolute.
-        :param check: Run in check mode (predict changes, make none).
-        :param become: Force privilege escalation on (True) for the whole play.
-        :param revert_paths: Paths the playbook changes: snapshotted before, restored at the end of the scope.
-        :param teardown: A playbook that undoes this one, run at the end of the scope if anything changed.
-        :param raise_on_error: Raise when the playbook fails; None (the default) means yes, except with ``check=True``.
-        :raises PlaybookError: A task failed, a host was unreachable, or Ansible could not run the playbook
-            (a parse error): names the failed tasks, their hosts and Ansible's message.
-        """
-        return self.host.playbook(
-            path,
-            extra_vars=extra_vars,
-            tags=tags,
-            skip_tags=skip_tags,
-            check=check,
-            become=become,
-            revert_paths=revert_paths,
-            teardown=teardown,
-            raise_on_error=raise_on_error,
-        )
+    def _mh_playbook_host(self) -> HostT:
+        return self.host
 
     def setup(self) -> None:
         """Called before the test, after the role's utilities are set up (override; call super)."""

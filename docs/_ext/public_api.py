@@ -95,6 +95,26 @@ def groups(module: ModuleType) -> Iterator[tuple[str, str, list[str]]]:
         yield home, summary, by_module[home]
 
 
+def is_private(cls: Any) -> bool:
+    """Whether a base class is private machinery (``_Name``), not part of the API a reader sees."""
+    return str(getattr(cls, "__name__", "")).startswith("_")
+
+
+def class_options(cls: type) -> list[str]:
+    """The autodoc options of a public class.
+
+    The public methods a class gets from a private base (``_Name``) are listed as its own, and the
+    private base is not named among its bases: a shared implementation is a private detail.
+    """
+    options = ["   :members:"]
+    if any(is_private(base) for base in cls.__bases__):
+        public = ", ".join(base.__name__ for base in cls.__mro__[1:] if not is_private(base))
+        options.append(f"   :inherited-members: {public}")
+    if [base for base in cls.__bases__ if not is_private(base)] not in ([], [object]):
+        options.append("   :show-inheritance:")
+    return options
+
+
 def markdown(module: ModuleType) -> list[str]:
     """The MyST markdown the directive expands to: a section per defining module, autodoc in reST."""
     lines: list[str] = []
@@ -104,9 +124,7 @@ def markdown(module: ModuleType) -> list[str]:
             obj = getattr(module, name)
             lines.append(f".. {directive_for(obj)}:: {module.__name__}.{name}")
             if inspect.isclass(obj):
-                lines.append("   :members:")
-                if obj.__bases__ != (object,):
-                    lines.append("   :show-inheritance:")
+                lines += class_options(obj)
             lines.append("")
         lines += ["```", ""]
     return lines
@@ -190,6 +208,10 @@ def setup(app: Any) -> dict[str, Any]:
                                      nodes.Text(" in the repository)"))
                     )  # fmt: skip
 
+    def drop_private_bases(app: Any, name: str, obj: Any, options: Any, bases: list[Any]) -> None:
+        bases[:] = [base for base in bases if not is_private(base)]
+
+    app.connect("autodoc-process-bases", drop_private_bases)
     app.add_config_value("repository_url", "", "html")
     app.add_directive("public-api", PublicApi)
     app.add_post_transform(RepositoryLinks)

@@ -67,11 +67,7 @@ class ModuleExecutor(Protocol):
     """
 
     def run(
-        self,
-        host: str,
-        module: str,
-        args: Mapping[str, Any],
-        **options: Unpack[ModuleCallOptions],
+        self, host: str, module: str, args: Mapping[str, Any], **options: Unpack[ModuleCallOptions]
     ) -> dict[str, Any]:
         """Run ``module`` with ``args`` on ``host``; the keywords are those of :class:`ModuleCallOptions`.
 
@@ -201,11 +197,7 @@ class StandardExecutor:
         return contextlib.nullcontext()
 
     def run(
-        self,
-        host: str,
-        module: str,
-        args: Mapping[str, Any],
-        **options: Unpack[ModuleCallOptions],
+        self, host: str, module: str, args: Mapping[str, Any], **options: Unpack[ModuleCallOptions]
     ) -> dict[str, Any]:
         no_log, check = options["no_log"], options["check"]
         secrets.add_from_vars(args)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, final
 
 import pytest
 
+from ..options import add_flag, add_seconds
 from ..session.leases import LeaseOwner
 from ..stash import ASSIGNMENT_KEY, MARK_KEY, POOL_KEY
 from .groups import GroupSuffix
@@ -41,27 +42,21 @@ RUN_ID = "mh_run_id"
 
 def addoption(group: pytest.OptionGroup) -> None:
     """The options of parallel runs and leases (in the plugin's option group)."""
-    group.addoption(
+    add_flag(
+        group,
         "--mh-no-pools",
-        dest="mh_no_pools",
-        action="store_true",
-        default=False,
         help="With -n N, let xdist's own load scheduling run instead of the host pools (see docs/parallel.md).",
     )
-    group.addoption(
+    add_seconds(
+        group,
         "--mh-lease-timeout",
-        dest="mh_lease_timeout",
-        type=float,
         default=600.0,
-        metavar="SECONDS",
         help="How long to wait for a host that another session leases before the topology errors (default 600).",
     )
-    group.addoption(
+    add_seconds(
+        group,
         "--mh-lease-ttl",
-        dest="mh_lease_ttl",
-        type=float,
         default=60.0,
-        metavar="SECONDS",
         help="How long a lease lives unless renewed: a killed session's hosts come free after it (default 60).",
     )
     group.addoption(
@@ -70,11 +65,9 @@ def addoption(group: pytest.OptionGroup) -> None:
         metavar="ID",
         help="This controller's name in the leases on the hosts (default: the machine's host name).",
     )
-    group.addoption(
+    add_flag(
+        group,
         "--mh-no-leases",
-        dest="mh_no_leases",
-        action="store_true",
-        default=False,
         help="Do not take leases on the hosts (only the per-host lock between this machine's processes).",
     )
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, final
 import pytest
 
 from ...errors import HostUnreachableError
-from ..options import choice_option
+from ..options import add_flag, add_seconds, choice_option, dest
 from ..session.signals import Interrupts, SignalRelay, TestTimer
 from ..stash import FIXTURE_KEY, MARK_KEY, SESSION_KEY
 from .artifacts import artifact_patterns, artifacts_root, fetch_artifacts, test_directory, utility_patterns
@@ -77,27 +77,26 @@ class _PositionalsWithStray(argparse._StoreAction):
         setattr(namespace, self.dest, [*stray, *[v for v in values or [] if v not in stray]])
 
 
+def _add_when_option(group: Any, name: str, *, action: type[_CollectArtifactsAction], bare: str, help: str) -> None:
+    """Add the option ``name`` whose value is one of ``action.modes``: ``bare`` when given without one, else None."""
+    group.addoption(name, dest=dest(name), action=action, nargs="?", const=bare, metavar="WHEN", help=help)
+
+
 def addoption(group: Any, parser: pytest.Parser) -> None:
     """Add the reporting options to the plugin's option group (called from ``plugin.pytest_addoption``)."""
-    group.addoption(
+    _add_when_option(
+        group,
         "--mh-collect-artifacts",
-        dest="mh_collect_artifacts",
         action=_CollectArtifactsAction,
-        nargs="?",
-        const="always",
-        default=None,
-        metavar="WHEN",
+        bare="always",
         help="Fetch the hosts' artifacts (mh_artifacts) and write per-test logs: never, on-failure "
         "(default) or always (also the bare flag).",
     )
-    group.addoption(
+    _add_when_option(
+        group,
         "--mh-export-playbooks",
-        dest="mh_export_playbooks",
         action=_ExportPlaybooksAction,
-        nargs="?",
-        const="failed",
-        default=None,
-        metavar="WHEN",
+        bare="failed",
         help="Write each test's changes as playbooks (setup.yml, changes.yml, revert.yml, inventory.yml) into its "
         "artifacts directory, to replay with ansible-playbook: never (default), failed (also the bare flag) or all.",
     )
@@ -108,12 +107,8 @@ def addoption(group: Any, parser: pytest.Parser) -> None:
         metavar="DIR",
         help="Where artifacts and per-test logs go (default: ./artifacts, relative to the invocation directory).",
     )
-    group.addoption(
-        "--mh-compress-artifacts",
-        dest="mh_compress_artifacts",
-        action="store_true",
-        default=False,
-        help="Keep each host's artifacts as one .tar.gz instead of unpacking them.",
+    add_flag(
+        group, "--mh-compress-artifacts", help="Keep each host's artifacts as one .tar.gz instead of unpacking them."
     )
     group.addoption(
         "--mh-log-path",
@@ -122,19 +117,15 @@ def addoption(group: Any, parser: pytest.Parser) -> None:
         metavar="FILE",
         help="Also write every command, playbook and rollback line of the session (all tests) to FILE.",
     )
-    group.addoption(
+    add_flag(
+        group,
         "--mh-show-hosts",
-        dest="mh_show_hosts",
-        action="store_true",
-        default=False,
         help="Show the inventory's roles, hosts and the collected tests' topologies, then exit without running tests.",
     )
-    group.addoption(
+    add_seconds(
+        group,
         "--mh-timeout",
-        dest="mh_timeout",
-        type=float,
         default=None,
-        metavar="SECONDS",
         help="Stop a test on hosts that runs longer (its teardown and rollback still run); "
         "@pytest.mark.mh_timeout(seconds) overrides it per test.",
     )

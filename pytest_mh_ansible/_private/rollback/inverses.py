@@ -194,13 +194,7 @@ class JournalRecorder:
                 token.host.conn.run(f"rm -rf {shlex.quote(f'{SNAPSHOT_DIR}/{token.snapshot}')}", raise_on_error=False)
 
     def called(
-        self,
-        host: MultihostHost,
-        module: str,
-        args: Mapping[str, Any],
-        *,
-        become: bool | None,
-        become_user: str | None,
+        self, host: MultihostHost, module: str, args: Mapping[str, Any], *, become: bool | None, become_user: str | None
     ) -> None:
         if module not in _READ_ONLY_MODULES:
             self.journal.log_call(host.name, "module", module, args, become=become, become_user=become_user)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from types import FrameType
 from typing import Any, final
 
@@ -59,20 +59,21 @@ def _signals() -> list[signal.Signals]:
     return [getattr(signal, name) for name in SIGNALS if hasattr(signal, name)]
 
 
-class _Handlers:
-    """Our handler for some signals while installed, and the handlers it replaced (put back by :meth:`uninstall`).
+class _SignalHandler:
+    """Handles the signals of :data:`SIGNALS` from :meth:`install` on; :meth:`uninstall` puts back those it replaced.
 
-    Only the main thread can set signal handlers; elsewhere both do nothing.
+    Only the main thread can set signal handlers; elsewhere both do nothing. A subclass says what
+    a signal does in :meth:`_handle`.
     """
 
     def __init__(self) -> None:
         self._previous: dict[signal.Signals, Any] = {}
 
-    def install(self, signums: Iterable[signal.Signals], handler: Callable[[int, FrameType | None], None]) -> None:
+    def install(self) -> None:
         if self._previous or not _main_thread():
             return
-        for signum in signums:
-            self._previous[signum] = signal.signal(signum, handler)
+        for signum in _signals():
+            self._previous[signum] = signal.signal(signum, self._handle)
 
     def uninstall(self) -> None:
         if self._previous and _main_thread():
@@ -80,9 +81,12 @@ class _Handlers:
                 signal.signal(signum, previous)
             self._previous = {}
 
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        raise NotImplementedError
+
 
 @final
-class Interrupts:
+class Interrupts(_SignalHandler):
     """SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the running test (teardowns run); a second one exits at once.
 
     The first signal during a test's setup or call raises ``KeyboardInterrupt`` there: pytest
@@ -108,7 +112,7 @@ class Interrupts:
         self._say = say
         self._pending = pending
         self._relayed = relayed
-        self._handlers = _Handlers()
+        super().__init__()
         self._first_at = 0.0
         self._first: signal.Signals | None = None
         self.count = 0
@@ -123,12 +127,6 @@ class Interrupts:
     def received(self) -> str | None:
         """The name of the first signal received, or None."""
         return self._first.name if self._first is not None else None
-
-    def install(self) -> None:
-        self._handlers.install(_signals(), self._handle)
-
-    def uninstall(self) -> None:
-        self._handlers.uninstall()
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         sig = signal.Signals(signum)
@@ -172,7 +170,7 @@ class Interrupts:
 
 
 @final
-class SignalRelay:
+class SignalRelay(_SignalHandler):
     """pytest-xdist's controller: SIGINT, SIGTERM and SIGHUP are passed on to every worker, each of which rolls back.
 
     The controller runs no test and holds no change; it keeps running until the workers have
@@ -192,16 +190,10 @@ class SignalRelay:
 
     def __init__(self, say: Callable[[str], None]) -> None:
         self._say = say
-        self._handlers = _Handlers()
+        super().__init__()
         self.workers: dict[str, int] = {}
         """Worker id → pid."""
         self._first: tuple[signal.Signals, float] | None = None
-
-    def install(self) -> None:
-        self._handlers.install(_signals(), self._handle)
-
-    def uninstall(self) -> None:
-        self._handlers.uninstall()
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         sig = signal.Signals(signum)
