@@ -17,10 +17,15 @@ class _Out:
 
 @dataclass
 class _Conn:
-    answers: dict[str, str]
+    """Answers a command by the first key it contains; a list of answers is used up one per command."""
+
+    answers: dict[str, str | list[str]]
 
     def run(self, command: str, **kwargs: Any) -> _Out:
-        return _Out(next((out for key, out in self.answers.items() if key in command), ""))
+        for key, out in self.answers.items():
+            if key in command:
+                return _Out(out.pop(0) if isinstance(out, list) else out)
+        return _Out("")
 
 
 @dataclass
@@ -69,7 +74,7 @@ def test_recorder__second_change_of_a_snapshotted_path__no_reverted_line_of_its_
 def test_recorder__latest_on_an_installed_package__not_reverted_never_reverted() -> None:
     journal = RollbackJournal()
     recorder = JournalRecorder(journal)
-    host: Any = _Host(conn=_Conn({"dpkg-query": "tree\n:dpkg:\n"}))
+    host: Any = _Host(conn=_Conn({"dpkg-query": [":dpkg:\nadduser\ntree\n", "adduser\ntree\n"]}))
     journal.open("test")
     token = recorder.prepare(host, "ansible.builtin.apt", {"name": "tree", "state": "latest"}, revert_paths=None)
     recorder.commit(token, _changed("ansible.builtin.apt"))
@@ -85,7 +90,7 @@ def test_recorder__latest_on_an_installed_package__not_reverted_never_reverted()
 def test_recorder__latest_installing_a_new_package__removed_and_upgrade_of_the_other_noted() -> None:
     journal = RollbackJournal()
     recorder = JournalRecorder(journal)
-    host: Any = _Host(conn=_Conn({"dpkg-query": "tree\n:dpkg:\n"}))
+    host: Any = _Host(conn=_Conn({"dpkg-query": [":dpkg:\nadduser\ntree\n", "adduser\njq\nlibjq1\ntree\n"]}))
     journal.open("test")
     token = recorder.prepare(
         host, "ansible.builtin.apt", {"name": ["tree", "jq"], "state": "latest"}, revert_paths=None
@@ -97,8 +102,26 @@ def test_recorder__latest_installing_a_new_package__removed_and_upgrade_of_the_o
         "state=latest may have upgraded tree (a downgrade is not attempted)"
     ]
     assert host.ansible.calls == [
-        ("ansible.builtin.apt", {"name": ["jq"], "state": "absent", "purge": True, "autoremove": True})
+        ("ansible.builtin.apt", {"name": ["jq", "libjq1"], "state": "absent", "purge": True})  # its dependency too
     ]
+
+
+def test_recorder__apt_install_purges_what_it_brought_and_reinstalls_what_it_removed_but_no_orphan() -> None:
+    """An orphan that was there before (an auto-installed package nothing needs) stays: no autoremove."""
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    before = ":dpkg:\nadduser\nmawk\norphan-lib\n"
+    after = "adduser\ngawk\nlibsigsegv2\norphan-lib\n"  # gawk conflicts with mawk: apt removed it
+    host: Any = _Host(conn=_Conn({"dpkg-query": [before, after]}))
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.apt", {"name": "gawk"}, revert_paths=None)
+    recorder.commit(token, _changed("ansible.builtin.apt"))
+    journal.close("test")
+    assert host.ansible.calls == [
+        ("ansible.builtin.apt", {"name": ["gawk", "libsigsegv2"], "state": "absent", "purge": True}),
+        ("ansible.builtin.package", {"name": ["mawk"], "state": "present"}),
+    ]
+    assert journal.history[-1] == "[server1] reverted: ansible.builtin.apt name=gawk"
 
 
 def test_recorder__call_interrupted_in_flight__inverse_recorded_as_for_a_change() -> None:

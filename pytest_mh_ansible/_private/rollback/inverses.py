@@ -332,39 +332,39 @@ class JournalRecorder:
             return
         wanted = [str(n) for n in names]
         query = " ".join(shlex.quote(n) for n in wanted)
+        # dpkg: every installed package (the change's own and what apt adds or removes along with it);
+        # rpm: whether each named package is installed.
         out = host.conn.run(
-            f"for p in {query}; do if command -v dpkg-query >/dev/null; then "
-            "dpkg-query -W -f='${db:Status-Abbrev}' \"$p\" 2>/dev/null | grep -q '^ii' && echo \"$p\"; "
-            'else rpm -q "$p" >/dev/null 2>&1 && echo "$p"; fi; done; '
-            "command -v dpkg-query >/dev/null && echo :dpkg:",
+            f"if command -v dpkg-query >/dev/null; then echo :dpkg:; {_DPKG_INSTALLED}; "
+            f'else for p in {query}; do rpm -q "$p" >/dev/null 2>&1 && echo "$p"; done; fi',
             raise_on_error=False,
         )
         words = out.stdout.split()
         dpkg = ":dpkg:" in words
-        installed = {w for w in words if w != ":dpkg:"}
+        before = {w for w in words if w != ":dpkg:"}
+        state = str(token.args.get("state", "present"))
+        upgraded = [n for n in wanted if n in before] if state == "latest" else []
+        if upgraded:
+            # An upgrade of what was installed: the old versions are not kept, so it cannot be undone.
+            token.unreverted = f"state=latest may have upgraded {', '.join(upgraded)} (a downgrade is not attempted)"
 
         def undo(result: ModuleResult | None) -> Callable[[], None] | None:
-            new = [n for n in wanted if n not in installed]
-            gone = [n for n in wanted if n in installed]
-            state = str(token.args.get("state", "present"))
+            if dpkg:
+                # What the call installed (dependencies too) is purged, what it removed (reverse
+                # dependencies too) installed again; packages that were there before are left alone
+                # (no autoremove: it would also take orphans the test did not make).
+                after = set(host.conn.run(_DPKG_INSTALLED, raise_on_error=False).stdout.split())
+                new, gone = sorted(after - before), sorted(before - after)
+            else:
+                new = [n for n in wanted if n not in before] if state in ("present", "installed", "latest") else []
+                gone = [n for n in wanted if n in before] if state in ("absent", "removed") else []
             steps: list[Callable[[], None]] = []
-            if state in ("present", "installed", "latest") and new:
-                if dpkg:
-                    # Purge (no "rc" leftovers) and drop the dependencies the install pulled in.
-                    steps.append(
-                        lambda: _ok(
-                            host.ansible.run(
-                                "ansible.builtin.apt", name=new, state="absent", purge=True, autoremove=True
-                            )
-                        )
-                    )
-                else:
-                    steps.append(lambda: _ok(host.ansible.run("ansible.builtin.package", name=new, state="absent")))
-            if state in ("absent", "removed") and gone:
+            if new and dpkg:
+                steps.append(lambda: _ok(host.ansible.run("ansible.builtin.apt", name=new, state="absent", purge=True)))
+            elif new:
+                steps.append(lambda: _ok(host.ansible.run("ansible.builtin.package", name=new, state="absent")))
+            if gone:
                 steps.append(lambda: _ok(host.ansible.run("ansible.builtin.package", name=gone, state="present")))
-            if state == "latest" and gone:
-                # An upgrade of what was installed: the old versions are not kept, so it cannot be undone.
-                token.unreverted = f"state=latest may have upgraded {', '.join(gone)} (a downgrade is not attempted)"
             if not steps:
                 return None if token.unreverted is not None else _SAME_STATE
 
@@ -375,6 +375,9 @@ class JournalRecorder:
             return run_steps
 
         token.undo = undo
+
+
+_DPKG_INSTALLED = "dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' | sed -n 's/^ii *//p'"
 
 
 class _Nothing:

@@ -31,6 +31,7 @@ CHANGES = HEADER + textwrap.dedent("""
             "test -e /etc/app.conf && cat /etc/app.conf; getent passwd alice bob; getent group staffers; "
             "ls /etc/mh-app.ini /etc/mh-templated.conf 2>&1; "
             "dpkg-query -W -f='${db:Status-Abbrev}' tree 2>/dev/null; "
+            f"dpkg-query -W -f='${{db:Status-Abbrev}}' {BEFORE.get('orphan', 'tree')} 2>/dev/null; "
             "service mh-demo status >/dev/null 2>&1; echo svc=$?",
             raise_on_error=False,
         ).stdout
@@ -45,7 +46,18 @@ CHANGES = HEADER + textwrap.dedent("""
             "printf '#!/bin/sh\\\\ncase \\\\\\"$1\\\\\\" in start) touch /run/mh-demo;; stop) rm -f /run/mh-demo;; "
             "status) test -e /run/mh-demo;; esac\\\\n' > /etc/init.d/mh-demo && chmod 755 /etc/init.d/mh-demo"
         )
+        # An orphan: an installed package that apt would autoremove. The rollback of the apt install
+        # below must leave it alone (it did not bring it).
+        found = server.host.conn.run(
+            "for p in bc lsof strace; do "
+            "dpkg-query -W -f='${db:Status-Abbrev}' $p 2>/dev/null | grep -q ^ii || continue; "
+            "apt-mark auto $p >/dev/null; apt-get -s autoremove 2>/dev/null | grep -q ^Remv.$p. && echo $p && break; "
+            "apt-mark manual $p >/dev/null; done"
+        ).stdout.split()
+        assert found, "no installed package of bc, lsof, strace can be made an orphan on the lab host"
+        BEFORE["orphan"] = found[0]
         BEFORE["state"] = state(server.host)
+        assert "ii" in state(server.host).split("svc=")[0]
 
     @pytest.mark.topology(SYSV)
     def test_1_change_everything_then_fail(server):
