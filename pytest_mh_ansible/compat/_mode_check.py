@@ -9,7 +9,7 @@ its body (:meth:`ModeCheckedUtility.setup`); nothing else is reached into.
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self, overload
 
 import pytest
 
@@ -17,7 +17,7 @@ from .. import MultihostError
 from ..utils.logs import Logs, test_start
 from .utility import MultihostUtility
 
-__all__ = ["MODES", "PLUGIN_NAME", "Mode", "ModeCheck", "ModeCheckedUtility", "check_mode"]
+__all__ = ["MODES", "PLUGIN_NAME", "Mode", "ModeAttribute", "ModeCheck", "ModeCheckedUtility", "check_mode"]
 
 Mode = Literal["fail", "warn", "ignore"]
 MODES: tuple[Mode, ...] = ("fail", "warn", "ignore")
@@ -31,6 +31,41 @@ def check_mode(name: str, mode: object) -> Mode:
     if mode not in MODES:
         raise ValueError(f"{name} must be 'fail', 'warn' or 'ignore', got {mode!r}")
     return mode
+
+
+class ModeAttribute:
+    """The mode of a :class:`ModeCheckedUtility` as a plain attribute (``Auditd.avc_mode``, ``Coredumpd.mode``).
+
+    pytest-mh's utilities keep the mode in an attribute that a test may change; here every
+    assignment, the constructor's included, is checked (an unknown mode is a ``ValueError`` that
+    names the class and the attribute), and the check reads the value through
+    :meth:`ModeCheckedUtility._mh_mode`. Reading it is not a use of the utility (no postponed setup
+    runs), as reading pytest-mh's attribute is not.
+
+    Example::
+
+        class Auditd(ModeCheckedUtility):
+            avc_mode = ModeAttribute("What a denial does to the test: ``fail``, ``warn`` or ``ignore``.")
+    """
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self._label = "mode"
+
+    def __set_name__(self, owner: type[ModeCheckedUtility], name: str) -> None:
+        self._label = f"{owner.__name__} {name}"
+
+    @overload
+    def __get__(self, utility: None, owner: type[ModeCheckedUtility] | None = None) -> Self: ...
+
+    @overload
+    def __get__(self, utility: ModeCheckedUtility, owner: type[ModeCheckedUtility] | None = None) -> Mode: ...
+
+    def __get__(self, utility: ModeCheckedUtility | None, owner: type[ModeCheckedUtility] | None = None) -> Self | Mode:
+        return self if utility is None else utility._mh_mode()
+
+    def __set__(self, utility: ModeCheckedUtility, mode: Mode) -> None:
+        utility._mh_mode_value = check_mode(self._label, mode)
 
 
 class ModeCheckedUtility(MultihostUtility[Any]):
@@ -55,6 +90,7 @@ class ModeCheckedUtility(MultihostUtility[Any]):
         super().__init__(host)
         self._mh_result: list[str] | None = None  # what the last check found (after the filter)
         self._mh_logs: Logs | None = None
+        self._mh_mode_value: Mode = "ignore"  # set by the subclass's ModeAttribute
 
     def setup(self) -> None:
         """Forget the last test's findings and watch this test."""
@@ -66,7 +102,8 @@ class ModeCheckedUtility(MultihostUtility[Any]):
         check.watch(check.running, self)
 
     def _mh_mode(self) -> Mode:
-        raise NotImplementedError
+        """The mode the check applies: the value of the subclass's :class:`ModeAttribute`."""
+        return self._mh_mode_value
 
     def _mh_findings(self) -> list[str]:
         """What the check reports: empty for nothing (override)."""

@@ -146,19 +146,8 @@ class ProcessTimeoutError(ProcessError, _ProcessTimeoutError):
         host: str = "",
     ) -> None:
         self.timeout = timeout
-        ProcessError.__init__(
-            self,
-            124,
-            id,
-            command,
-            cwd,
-            env,
-            input,
-            stdout,
-            stderr,
-            host=host,
-            message=f"Command #{id} timed out after {timeout:g} seconds",
-        )
+        message = f"Command #{id} timed out after {timeout:g} seconds"
+        ProcessError.__init__(self, 124, id, command, cwd, env, input, stdout, stderr, host=host, message=message)
 
 
 class ProcessResult:
@@ -198,6 +187,9 @@ class Connection:
         client.host.conn.expect('spawn su - user1 ; expect "Password:" ; send "Secret123\\r" ; expect eof')
     """
 
+    connected: bool = False
+    """Whether :meth:`connect` has run (and :meth:`disconnect` not since); a new connection is not connected."""
+
     def __init__(
         self, connection: AnsibleConnection, shell: Shell, *, host: str, timeout: float | None = DEFAULT_TIMEOUT
     ) -> None:
@@ -205,7 +197,6 @@ class Connection:
         self.shell = shell
         self.host = host
         self.timeout = timeout
-        self.connected = False
 
     # -- life --------------------------------------------------------------------------------------
     def connect(self) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from ipaddress import IPv4Address, IPv4Network
 from pathlib import Path
 from types import TracebackType
-from typing import Final, final
+from typing import Final, Self, final, overload
 
 from pytest_mh_ansible._private.lab import network, registry
 from pytest_mh_ansible._private.lab.boot import host_keys, launch_host, prepare_layers, wait_ready
@@ -76,6 +76,29 @@ def _locked(path: Path) -> Iterator[None]:
         yield
 
 
+class _LabFile:
+    """A file of the lab directory, as a read-only attribute of :class:`Lab`: every lab uses the same names."""
+
+    def __init__(self, name: str, doc: str) -> None:
+        self.name = name
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type[Lab], attribute: str) -> None:
+        self._attribute = attribute
+
+    @overload
+    def __get__(self, lab: None, owner: type[Lab] | None = None) -> Self: ...
+
+    @overload
+    def __get__(self, lab: Lab, owner: type[Lab] | None = None) -> Path: ...
+
+    def __get__(self, lab: Lab | None, owner: type[Lab] | None = None) -> Self | Path:
+        return self if lab is None else lab.directory / self.name
+
+    def __set__(self, lab: Lab, value: object) -> None:
+        raise AttributeError(f"Lab.{self._attribute} is read-only: it follows the lab's directory")
+
+
 class Lab:
     """A set of isolated hosts on this machine, reachable by ssh and described by an Ansible inventory.
 
@@ -112,26 +135,13 @@ class Lab:
     def directory(self) -> Path:
         return self._directory
 
-    @property
-    def inventory_path(self) -> Path:
-        return self._directory / "hosts.yml"
-
-    @property
-    def ssh_config_path(self) -> Path:
-        return self._directory / "ssh_config"
-
-    @property
-    def known_hosts_path(self) -> Path:
-        return self._directory / "known_hosts"
-
-    @property
-    def key_path(self) -> Path:
-        return self._directory / "id_ed25519"
-
-    @property
-    def passwords_path(self) -> Path:
-        """YAML mapping of user name to generated password (mode 0600), if the spec asks for passwords."""
-        return self._directory / "passwords.yml"
+    inventory_path = _LabFile("hosts.yml", "The Ansible inventory of the lab's hosts (YAML).")
+    ssh_config_path = _LabFile("ssh_config", "An ssh_config that reaches each host by its name (``ssh -F``).")
+    known_hosts_path = _LabFile("known_hosts", "The host keys of the lab's hosts, for strict host key checking.")
+    key_path = _LabFile("id_ed25519", "The client's private ssh key, authorized for root on every host.")
+    passwords_path = _LabFile(
+        "passwords.yml", "YAML mapping of user name to generated password (mode 0600), if the spec asks for passwords."
+    )
 
     def host_dir(self, name: str) -> Path:
         """Where a host's overlay layers live; ``upper/`` holds every file the host changed."""
@@ -168,6 +178,12 @@ class Lab:
     def hosts(self) -> list[LabHost]:
         return self.status()
 
+    @property
+    def is_up(self) -> bool:
+        """Every recorded host is running."""
+        hosts = self.status()
+        return bool(hosts) and all(h.running for h in hosts)
+
     def run_inside(self, name: str, command: str, *, timeout: float = 30) -> subprocess.CompletedProcess[str]:
         """Run a shell command inside lab host ``name`` by entering its namespaces, not over ssh.
 
@@ -189,12 +205,6 @@ class Lab:
             timeout=timeout,
             check=False,
         )
-
-    @property
-    def is_up(self) -> bool:
-        """Every recorded host is running."""
-        hosts = self.status()
-        return bool(hosts) and all(h.running for h in hosts)
 
     def __enter__(self) -> Lab:
         return self.up()

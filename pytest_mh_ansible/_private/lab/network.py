@@ -52,20 +52,24 @@ def create_host_link(netns: str, veth: str, bridge: str, address: IPv4Address, g
     run(["ip", "-n", netns, "-batch", "-"], what=what, input=batch + "\n")
 
 
+def _delete(argv: list[str], what: str) -> list[Exception]:
+    """Run one teardown command; its failure is returned, not raised, so that teardown goes on."""
+    try:
+        run(argv, what=what)
+    except LabError as err:
+        return [err]
+    return []
+
+
 def delete_host_link(netns: str, veth: str) -> list[Exception]:
     """Delete the veth and the netns; returns the errors rather than stopping at the first."""
     errors: list[Exception] = []
     if link_exists(veth):
-        try:
-            run(["ip", "link", "del", veth], what=f"deleting veth {veth!r}")
-        except LabError as err:
-            if link_exists(veth):
-                errors.append(err)
+        failed = _delete(["ip", "link", "del", veth], f"deleting veth {veth!r}")
+        if link_exists(veth):  # a failed delete that removed the veth all the same is no error
+            errors += failed
     if netns_exists(netns):
-        try:
-            run(["ip", "netns", "del", netns], what=f"deleting network namespace {netns!r}")
-        except LabError as err:
-            errors.append(err)
+        errors += _delete(["ip", "netns", "del", netns], f"deleting network namespace {netns!r}")
     return errors
 
 
@@ -78,8 +82,5 @@ def delete_bridge(bridge: str, veths: list[str], *, timeout: float = 5.0) -> lis
         LabError(f"veth {v!r} still exists {timeout:g} s after its netns was deleted") for v in veths if link_exists(v)
     ]
     if link_exists(bridge):
-        try:
-            run(["ip", "link", "del", bridge], what=f"deleting bridge {bridge!r}")
-        except LabError as err:
-            errors.append(err)
+        errors += _delete(["ip", "link", "del", bridge], f"deleting bridge {bridge!r}")
     return errors

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from ...utils.crashes import Crashes
-from .._mode_check import Mode, ModeCheckedUtility, check_mode
+from .._mode_check import Mode, ModeAttribute, ModeCheckedUtility
 
 __all__ = ["Auditd"]
 
@@ -51,6 +51,10 @@ class Auditd(ModeCheckedUtility):
     _mh_letter = "A"
     _mh_word = "AVC DENIAL"
 
+    avc_mode = ModeAttribute(
+        "What a denial does to the test: ``fail``, ``warn`` or ``ignore``; may be changed during a test."
+    )
+
     def __init__(self, host: Any, *, avc_mode: Mode, avc_filter: str | None = None) -> None:
         """
         :param host: The host.
@@ -58,21 +62,9 @@ class Auditd(ModeCheckedUtility):
         :param avc_filter: Only denials matching this regular expression count (None: all).
         """
         super().__init__(host)
-        self._avc_mode: Mode = check_mode("Auditd avc_mode", avc_mode)
+        self.avc_mode = avc_mode
         self.avc_filter: str | None = avc_filter
         self.artifacts: set[str] = {"/var/log/audit/audit.log"}
-
-    @property
-    def avc_mode(self) -> Mode:
-        """What a denial does to the test: ``fail``, ``warn`` or ``ignore``; may be changed during a test."""
-        return self._avc_mode
-
-    @avc_mode.setter
-    def avc_mode(self, mode: Mode) -> None:
-        self._avc_mode = check_mode("Auditd avc_mode", mode)
-
-    def _mh_mode(self) -> Mode:
-        return self._avc_mode
 
     def _mh_findings(self) -> list[str]:
         found = [crash.detail for crash in Crashes(self.host).denials(self._mh_since())]

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ...utils.crashes import Crashes
-from .._mode_check import Mode, ModeCheckedUtility, check_mode
+from .._mode_check import Mode, ModeAttribute, ModeCheckedUtility
 
 __all__ = ["Coredumpd"]
 
@@ -55,6 +55,10 @@ class Coredumpd(ModeCheckedUtility):
     _mh_letter = "C"
     _mh_word = "COREDUMP"
 
+    mode = ModeAttribute(
+        "What a core file does to the test: ``fail``, ``warn`` or ``ignore``; may be changed during a test."
+    )
+
     def __init__(
         self,
         host: Any,
@@ -73,27 +77,15 @@ class Coredumpd(ModeCheckedUtility):
         """
         super().__init__(host)
         self.fs = fs
-        self._mode: Mode = check_mode("Coredumpd mode", mode)
+        self.mode = mode
         self.filter: str | None = filter
         self.path: str = path
         self._corefiles: list[str] | None = None
-
-    @property
-    def mode(self) -> Mode:
-        """What a core file does to the test: ``fail``, ``warn`` or ``ignore``; may be changed during a test."""
-        return self._mode
-
-    @mode.setter
-    def mode(self, mode: Mode) -> None:
-        self._mode = check_mode("Coredumpd mode", mode)
 
     def setup(self) -> None:
         """Forget the last test's core files; nothing on the host is changed."""
         super().setup()
         self._corefiles = None
-
-    def _mh_mode(self) -> Mode:
-        return self._mode
 
     def list_core_files(self) -> list[str]:
         """The core files written since the test started: names for those in :attr:`path`, else full paths."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 import shlex
 from dataclasses import dataclass, field
-from typing import Any, Literal, NoReturn, TypeAlias
+from typing import Any, ClassVar, Literal, NoReturn, TypeAlias
 
 from ... import MultihostError, MultihostHost, MultihostRole
 from ...utils.firewall import TABLE, resolve_addresses
@@ -147,22 +147,20 @@ class _Match:
     port: int | None = None
 
     def nft(self) -> str:
-        words: list[str] = []
         if self.address is not None:
-            words.append(f"{self.family} {self.side} {self.address}")
+            where = f"{self.family} {self.side} {self.address}"
         elif self.family is not None:
-            words.append(f"meta nfproto {'ipv6' if self.family == 'ip6' else 'ipv4'}")
-        if self.proto is not None:
-            words.append(f"{self.proto} dport {self.port}")
-        return " ".join(words)
+            where = f"meta nfproto {'ipv6' if self.family == 'ip6' else 'ipv4'}"
+        else:
+            where = ""
+        port = f"{self.proto} dport {self.port}" if self.proto is not None else ""
+        return f"{where} {port}".strip()
 
     def iptables(self) -> str:
-        words: list[str] = []
-        if self.address is not None:
-            words.append(f"{'-s' if self.side == 'saddr' else '-d'} {self.address}")
-        if self.proto is not None:
-            words.append(f"-p {self.proto} --dport {self.port}")
-        return " ".join(words)
+        # the family is not a match here: it chooses the tool (tools())
+        where = f"{'-s' if self.side == 'saddr' else '-d'} {self.address}" if self.address is not None else ""
+        port = f"-p {self.proto} --dport {self.port}" if self.proto is not None else ""
+        return f"{where} {port}".strip()
 
     def tools(self) -> list[str]:
         if self.family is None:
@@ -237,12 +235,9 @@ class Firewalld(Firewall):
     * On iptables hosts, do not add rules with this utility and :class:`~pytest_mh_ansible.Firewall`
       on the same host in one test: rules are placed by position in the shared chains.
 
-    Example::
+    A role creates it in its ``__init__``, as in pytest-mh: ``self.firewall = Firewalld(self.host)``.
 
-        class Client(MultihostRole[ClientHost]):
-            def __init__(self, *args, **kwargs):
-                super().__init__(*args, **kwargs)
-                self.firewall = Firewalld(self.host)
+    Example::
 
         def test_offline(client, ldap):
             client.firewall.outbound.reject_host(ldap)   # refused at once; drop_host: timeouts
@@ -530,49 +525,44 @@ class Firewalld(Firewall):
         del order[index]
 
 
-class FirewalldInboundRules(FirewallInboundRules):
-    """``firewall.inbound`` of :class:`Firewalld`: rules for traffic that arrives at the host.
+class _FirewalldPortRules:
+    """The port rules of :class:`Firewalld`, written once for both directions: :attr:`_chain` says which traffic."""
 
-    ``port`` is ``389``, ``(389, "udp")``, a service name (``"ldap"``) or a list of them.
-    """
+    _chain: ClassVar[_Chain]
 
     def __init__(self, firewall: Firewalld) -> None:
         self.firewall: Firewalld = firewall
 
     def accept_port(self, port: PortSpec | list[PortSpec]) -> None:
-        """Let incoming traffic to ``port`` through (over our older rules)."""
-        self.firewall._add_ports("input", port, "accept")
+        """Let traffic to ``port`` through (over our older rules)."""
+        self.firewall._add_ports(self._chain, port, "accept")
 
     def reject_port(self, port: PortSpec | list[PortSpec]) -> None:
-        """Refuse incoming traffic to ``port``: the peer gets ICMP port-unreachable at once."""
-        self.firewall._add_ports("input", port, "reject")
+        """Refuse traffic to ``port`` at once: a remote peer gets ICMP port-unreachable, a local program an error."""
+        self.firewall._add_ports(self._chain, port, "reject")
 
     def drop_port(self, port: PortSpec | list[PortSpec]) -> None:
-        """Silently discard incoming traffic to ``port``: the peer waits for its timeout."""
-        self.firewall._add_ports("input", port, "drop")
+        """Silently discard traffic to ``port``: the sender waits for its timeout."""
+        self.firewall._add_ports(self._chain, port, "drop")
 
 
-class FirewalldOutboundRules(FirewallOutboundRules):
+class FirewalldInboundRules(_FirewalldPortRules, FirewallInboundRules):
+    """``firewall.inbound`` of :class:`Firewalld`: rules for traffic that arrives at the host.
+
+    ``port`` is ``389``, ``(389, "udp")``, a service name (``"ldap"``) or a list of them.
+    """
+
+    _chain = "input"
+
+
+class FirewalldOutboundRules(_FirewalldPortRules, FirewallOutboundRules):
     """``firewall.outbound`` of :class:`Firewalld`: rules for traffic that the host sends.
 
     ``port`` is a remote port as for :class:`FirewalldInboundRules`; ``host`` is a name, an address,
     a host, a role, or a list of them, resolved on the host to all its addresses.
     """
 
-    def __init__(self, firewall: Firewalld) -> None:
-        self.firewall: Firewalld = firewall
-
-    def accept_port(self, port: PortSpec | list[PortSpec]) -> None:
-        """Let outgoing traffic to remote ``port`` through (over our older rules)."""
-        self.firewall._add_ports("output", port, "accept")
-
-    def reject_port(self, port: PortSpec | list[PortSpec]) -> None:
-        """Refuse outgoing traffic to remote ``port``: the local program gets an error at once."""
-        self.firewall._add_ports("output", port, "reject")
-
-    def drop_port(self, port: PortSpec | list[PortSpec]) -> None:
-        """Silently discard outgoing traffic to remote ``port``."""
-        self.firewall._add_ports("output", port, "drop")
+    _chain = "output"
 
     def accept_host(self, host: HostSpec | list[HostSpec]) -> None:
         """Let outgoing traffic to ``host`` through (over our older rules)."""

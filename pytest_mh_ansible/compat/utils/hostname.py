@@ -21,12 +21,9 @@ class HostnameUtils(MultihostReentrantUtility[Any]):
     outside a role. Used as ``with hostname:`` (or entered as a role utility), the name is also
     put back when the block ends.
 
-    Example::
+    A role creates it in its ``__init__``, as in pytest-mh: ``self.hostname = HostnameUtils(self.host)``.
 
-        class Client(MultihostRole[ClientHost]):
-            def __init__(self, *args, **kwargs):
-                super().__init__(*args, **kwargs)
-                self.hostname = HostnameUtils(self.host)
+    Example::
 
         def test_renamed(client):
             client.hostname.name = "renamed.test"   # back to the old name after the test

@@ -27,12 +27,9 @@ class JournaldUtils(MultihostUtility[Any]):
     without journald (a sysv lab host), ``journalctl`` exits with 127 and :meth:`is_match` and
     :meth:`count` raise a clear error instead of reporting "no match".
 
-    Example::
+    A role creates it in its ``__init__``, as in pytest-mh: ``self.journald = JournaldUtils(self.host)``.
 
-        class Server(MultihostRole[ServerHost]):
-            def __init__(self, *args, **kwargs):
-                super().__init__(*args, **kwargs)
-                self.journald = JournaldUtils(self.host)
+    Example::
 
         def test_login(server):
             server.journald.clear()                  # ignore what the setup logged

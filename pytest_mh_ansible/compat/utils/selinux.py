@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..conn import Connection, ProcessLogLevel, compat_conn
@@ -10,34 +11,25 @@ from ..utility import MultihostUtility
 __all__ = ["SELinux", "SELinuxContext"]
 
 
+@dataclass(unsafe_hash=True, repr=False)
 class SELinuxContext:
     """An SELinux security context ``user:role:type:sensitivity[:categories]``, as ``ls -Z`` prints it.
 
-    Two contexts are equal when all five parts are. ``str()`` gives the parts in parentheses, as
-    pytest-mh (``(system_u:object_r:etc_t:s0:None)``).
+    Two contexts are equal (and hash alike) when all five parts are. ``str()`` gives the parts in
+    parentheses, as pytest-mh (``(system_u:object_r:etc_t:s0:None)``).
     """
 
-    def __init__(self, user: str, role: str, type: str, sensitivity: str, categories: str | None) -> None:
-        self.user = user
-        self.role = role
-        self.type = type
-        self.sensitivity = sensitivity
-        self.categories = categories
+    user: str
+    role: str
+    type: str
+    sensitivity: str
+    categories: str | None
 
     def __str__(self) -> str:
         return f"({self.user}:{self.role}:{self.type}:{self.sensitivity}:{self.categories})"
 
     def __repr__(self) -> str:
         return str(self)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SELinuxContext):
-            return False
-        mine = (self.user, self.role, self.type, self.sensitivity, self.categories)
-        return mine == (other.user, other.role, other.type, other.sensitivity, other.categories)
-
-    def __hash__(self) -> int:
-        return hash((self.user, self.role, self.type, self.sensitivity, self.categories))
 
     @classmethod
     def FromOutput(cls, stdout: str) -> SELinuxContext:
@@ -71,12 +63,9 @@ class SELinux(MultihostUtility[Any]):
       ``ValueError`` that says so, where pytest-mh raises ``ValueError("Unexpected value: got 1
       labels, expecting 4 or 5")``; both are ``ValueError``. A missing file gives None, as in pytest-mh.
 
-    Example::
+    A role creates it in its ``__init__``, as in pytest-mh: ``self.selinux = SELinux(self.host)``.
 
-        class Client(MultihostRole[ClientHost]):
-            def __init__(self, *args, **kwargs):
-                super().__init__(*args, **kwargs)
-                self.selinux = SELinux(self.host)
+    Example::
 
         def test_context(client):
             assert client.selinux.get_file_context("/etc/passwd").type == "passwd_file_t"

@@ -57,12 +57,9 @@ class LinuxTrafficControl(TrafficControl):
     ``time`` is milliseconds (``int``) or a tc time string. The project's own ``add_loss`` and
     ``limit_rate`` are available too.
 
-    Example::
+    A role creates it in its ``__init__``, as in pytest-mh: ``self.tc = LinuxTrafficControl(self.host)``.
 
-        class Client(MultihostRole[ClientHost]):
-            def __init__(self, *args, **kwargs):
-                super().__init__(*args, **kwargs)
-                self.tc = LinuxTrafficControl(self.host)
+    Example::
 
         def test_slow_server(client, server):
             tc = client.tc
