@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -329,3 +330,23 @@ def test_compat__no_private_ansible_api_outside_the_compat_module() -> None:
             if _PRIVATE_USES.search(line) and not line.lstrip().startswith("#"):
                 offenders.append(f"{relative}:{number}: {line.strip()}")
     assert offenders == []
+
+
+def test_compat__preload_ssh_agent_keeps_cryptography_deprecations_out_of_error_mode() -> None:
+    """A fresh interpreter with warnings as errors connects through the ssh plugin and the task executor.
+
+    With cryptography 51 or later, importing either without the preload raises
+    ``CryptographyDeprecationWarning`` (DSA) from inside ansible-core.
+    """
+    program = (
+        "import warnings\n"
+        "from pytest_mh_ansible._private.ansible import compat\n"
+        "before = list(warnings.filters)\n"
+        "compat.preload_ssh_agent()\n"
+        "assert warnings.filters == before, 'the filters were changed'\n"
+        "import ansible.plugins.connection.ssh, ansible.executor.task_executor\n"
+        "warnings.warn('still an error', DeprecationWarning)\n"
+    )
+    done = subprocess.run([sys.executable, "-W", "error", "-c", program], capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.rstrip().endswith("DeprecationWarning: still an error"), done.stderr

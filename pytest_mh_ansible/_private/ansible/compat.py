@@ -23,7 +23,9 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
+import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -46,6 +48,7 @@ __all__ = [
     "open_connection",
     "paramiko_plugin_available",
     "plugin_load_name",
+    "preload_ssh_agent",
     "replace_vault_secrets_context",
     "resolve_connection_vars",
     "route_low_level_execute_command",
@@ -227,6 +230,31 @@ def imported_by_collection_loader(module: Any) -> bool:
 # --- task execution -----------------------------------------------------------------------------------
 
 
+_SSH_AGENT_MODULE = "ansible._internal._ssh._ssh_agent"
+
+
+def preload_ssh_agent() -> None:
+    """Import ansible-core's ssh-agent client once per process, with cryptography's DSA deprecation silenced.
+
+    ansible-core 2.19, 2.20 and 2.21 import that module from the ssh connection plugin and from
+    the task executor, and it imports cryptography's DSA names, which cryptography 51 deprecates
+    with a ``CryptographyDeprecationWarning`` at import. Only ansible-core can act on it, yet a
+    suite run with ``-W error`` or ``filterwarnings = error`` would fail on its first command. A
+    module runs once per process, so silencing this one import silences the warning for good and
+    leaves every other warning, and the filters, as they were. Without the module (an older or a
+    newer ansible-core) there is nothing to do.
+    """
+    if _SSH_AGENT_MODULE in sys.modules:
+        return
+    with warnings.catch_warnings():
+        with contextlib.suppress(ImportError):
+            from cryptography.utils import CryptographyDeprecationWarning
+
+            warnings.simplefilter("ignore", CryptographyDeprecationWarning)
+        with contextlib.suppress(ImportError):
+            importlib.import_module(_SSH_AGENT_MODULE)
+
+
 def execute_task(
     *,
     host: Any,
@@ -247,6 +275,7 @@ def execute_task(
 
     :returns: The task result, keys as ansible-core 2.19 returns them.
     """
+    preload_ssh_agent()
     from ansible._internal import _task
     from ansible.executor.task_executor import TaskExecutor
     from ansible.plugins import loader as plugin_loader

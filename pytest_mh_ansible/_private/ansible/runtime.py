@@ -24,13 +24,19 @@ _plugin_lock = threading.RLock()
 
 
 def init_ansible() -> None:
-    """Configure Ansible's plugin loader once per process (a second configuration only warns) and find its programs."""
+    """Configure Ansible's plugin loader once per process (a second configuration only warns) and find its programs.
+
+    The ssh-agent module that the ssh connection plugin imports is imported here too, quietly
+    (see :func:`compat.preload_ssh_agent`), so that connecting never raises cryptography's
+    deprecation inside a test that turns warnings into errors.
+    """
     from ansible.plugins.loader import init_plugin_loader
     from ansible.utils.collection_loader import AnsibleCollectionConfig
 
     with _init_lock:
         if not AnsibleCollectionConfig.collection_finder:
             init_plugin_loader()
+        compat.preload_ssh_agent()
         _find_ansible_programs()
 
 
