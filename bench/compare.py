@@ -122,11 +122,20 @@ class Runner:
         return self.inventories[key]
 
     def run(
-        self, variant: str, name: str, content: str, inventory: str = "3", executor: str | None = None
+        self,
+        variant: str,
+        name: str,
+        content: str,
+        inventory: str = "3",
+        executor: str | None = None,
+        *,
+        extra_args: list[str] | None = None,
     ) -> dict[str, Any]:
-        """Run test file ``name`` with ``content`` under ``variant``; return the timing data (+ wall, t0).
+        """Run test file ``name`` with ``content`` under ``variant``; return the timing data (+ wall, t0, out).
 
-        ``executor`` (or the variant's own, ``VARIANT_EXECUTOR``) is passed as ``--mh-executor``.
+        ``executor`` (or the variant's own, ``VARIANT_EXECUTOR``) is passed as ``--mh-executor``;
+        ``extra_args`` go to pytest before the test file (``-n 3``, ``-p plugin``). ``out`` is the path of
+        the timing file (bench_timing's xdist workers write theirs next to it, ``<out>.<worker>``).
         """
         directory = self.variant_dir(variant)
         self.counter += 1
@@ -143,12 +152,14 @@ class Runner:
             executor = executor or VARIANT_EXECUTOR.get(variant)
             if executor is not None:
                 args.append(f"--mh-executor={executor}")
-        args += ["-p", "bench_timing", "-p", "no:cacheprovider", "-q", "-rfE", test_file.name]
+        args += ["-p", "bench_timing", "-p", "no:cacheprovider", "-q", "-rfE", *(extra_args or []), test_file.name]
         path = [str(directory)]
         if variant not in PYTEST_MH_VARIANTS and self.source is not None:
             path.append(str(self.source))  # before the editable install's path: that checkout's package
-        env = dict(os.environ, BENCH_OUT=str(out), PYTHONPATH=os.pathsep.join(path), PYTHONDONTWRITEBYTECODE="1")
-        env.pop("PYTEST_ADDOPTS", None)
+        # Nothing of a pytest that runs this bench (PYTEST_ADDOPTS, an xdist worker's PYTEST_XDIST_WORKER,
+        # which names the timing files) reaches the suite's own pytest.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+        env.update(BENCH_OUT=str(out), PYTHONPATH=os.pathsep.join(path), PYTHONDONTWRITEBYTECODE="1")
         if self.verbose:
             print(f"  [{variant}] {shell_join(args)}", flush=True)
         t0 = time.time()
@@ -165,6 +176,7 @@ class Runner:
             raise BenchError(f"{variant}: {name}: not passed: {failed}\n{proc.stdout[-6000:]}")
         data["wall"] = wall
         data["t0"] = t0
+        data["out"] = str(out)
         warm = data.get("warm") or {}
         if self.verbose:
             note = ""

@@ -90,8 +90,8 @@ class BenchLab:
         return result.stdout
 
 
-def _prepare_hosts(blab: BenchLab) -> None:
-    for host, role in HOSTS.items():
+def _prepare_hosts(blab: BenchLab, hosts: Mapping[str, str] = HOSTS) -> None:
+    for host, role in hosts.items():
         if role != "server":
             continue
         blab.ssh(host, "cat > /etc/systemd/system/blsvc.service", input=SERVICE_UNIT)
@@ -116,17 +116,28 @@ def _cache_package(name: str) -> None:
 
 
 @contextlib.contextmanager
-def bench_lab(name: str, reuse: bool, keep: bool = False) -> Iterator[BenchLab]:
+def bench_lab(
+    name: str,
+    reuse: bool,
+    keep: bool = False,
+    *,
+    hosts: Mapping[str, str] = HOSTS,
+    cache_package: bool = True,
+) -> Iterator[BenchLab]:
     """Bring the lab up (or reuse it with ``reuse``), prepare it, and bring it down at the end.
 
-    A lab that was already up and reused is left up; so is every lab with ``keep``.
+    ``hosts`` maps each host's name to its role (default: compare.py's three); every ``server`` gets
+    the bench's service and config file. ``cache_package``: put :data:`PACKAGE` into apt's cache
+    first (the package-install row needs it). A lab that was already up and reused is left up; so
+    is every lab with ``keep``.
     """
     spec = LabSpec(
         name=name,
         init="systemd",
-        hosts=tuple(LabHostSpec(host, roles=(role,)) for host, role in HOSTS.items()),
+        hosts=tuple(LabHostSpec(host, roles=(role,)) for host, role in hosts.items()),
     )
-    _cache_package(PACKAGE)
+    if cache_package:
+        _cache_package(PACKAGE)
     lab = Lab(spec)
     was_up = lab.is_up
     if was_up and not reuse:
@@ -135,7 +146,7 @@ def bench_lab(name: str, reuse: bool, keep: bool = False) -> Iterator[BenchLab]:
     lab.up()
     try:
         blab = BenchLab(lab)
-        _prepare_hosts(blab)
+        _prepare_hosts(blab, hosts)
         yield blab
     finally:
         if not keep and not (reuse and was_up):
@@ -154,12 +165,19 @@ def spare_addresses(blab: BenchLab, count: int) -> list[str]:
 
 
 def write_inventories(
-    blab: BenchLab, directory: Path, spares: int = 0, extra_vars: Mapping[str, Any] | None = None, tag: str = ""
+    blab: BenchLab,
+    directory: Path,
+    spares: int = 0,
+    extra_vars: Mapping[str, Any] | None = None,
+    tag: str = "",
+    *,
+    mh_hosts: Mapping[str, str] = HOSTS,
 ) -> tuple[Path, Path]:
     """Write ``hosts{tag}.yml`` (ours) and ``mhc{tag}.yaml`` (pytest-mh); return both paths.
 
-    ``extra_vars`` are set on every host of our inventory (connection settings); spare hosts, if any,
-    are in domain ``spare`` with role ``spare`` and are never used by a topology.
+    Ours has every host of the lab; ``mhc.yaml`` the hosts of ``mh_hosts`` (name -> role, default
+    compare.py's three). ``extra_vars`` are set on every host of our inventory (connection settings);
+    spare hosts, if any, are in domain ``spare`` with role ``spare`` and are never used by a topology.
     """
     directory.mkdir(parents=True, exist_ok=True)
     ours = yaml.safe_load(Path(blab.lab.inventory_path).read_text())
@@ -167,7 +185,7 @@ def write_inventories(
     if extra_vars:
         for hostvars in all_group["hosts"].values():
             hostvars.update(extra_vars)
-    mh_hosts: list[dict[str, Any]] = [
+    mh_entries: list[dict[str, Any]] = [
         {
             "hostname": host,
             "role": role,
@@ -178,9 +196,9 @@ def write_inventories(
                 "private_key": str(blab.key_path),
             },
         }
-        for host, role in HOSTS.items()
+        for host, role in mh_hosts.items()
     ]
-    domains: list[dict[str, Any]] = [{"id": "default", "hosts": mh_hosts}]
+    domains: list[dict[str, Any]] = [{"id": "default", "hosts": mh_entries}]
     if spares:
         addresses = spare_addresses(blab, spares)
         spare_hosts: dict[str, Any] = {}

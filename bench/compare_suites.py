@@ -127,7 +127,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     DATA["exitstatus"] = int(exitstatus)
     DATA["warm"] = WARM
-    with open(os.environ["BENCH_OUT"], "w") as f:
+    # an xdist worker (pools.py's -n runs) writes next to the controller's file, not over it
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    path = os.environ["BENCH_OUT"] + (f".{worker}" if worker else "")
+    with open(path, "w") as f:
         json.dump(DATA, f)
 '''
 
