@@ -76,6 +76,21 @@ class BenchError(RuntimeError):
     """A pytest run of the bench failed."""
 
 
+def write_results(result: dict[str, Any], kind: str, started: float, json_path: str | None, *, keep: bool) -> None:
+    """Write a bench's result to ``json_path`` (if given) and, with ``keep``, to ``bench/results/``.
+
+    The kept file is ``<kind>-<UTC start time>-<commit>.json``, the commit taken from ``result["config"]``.
+    """
+    targets = [Path(json_path)] if json_path else []
+    if keep:
+        RESULTS.mkdir(exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(started))
+        targets.append(RESULTS / f"{kind}-{stamp}-{result['config']['commit'][:10]}.json")
+    for target in targets:
+        target.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"JSON written to {target}")
+
+
 def git_commit(here: Path = HERE) -> str:
     """The commit of the checkout ``here`` (the bench's own by default), with ``+dirty`` when it has changes."""
     run = lambda *a: subprocess.run(["git", *a], cwd=here, capture_output=True, text=True, check=False)  # noqa: E731
@@ -612,14 +627,7 @@ def main(argv: list[str] | None = None) -> int:
         f"suite of {options.suite_tests} x {options.suite_rounds}; {config['duration_s']} s"
     )
     print_tables(result)
-    targets = [Path(options.json)] if options.json else []
-    if not options.no_results:
-        RESULTS.mkdir(exist_ok=True)
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(started))
-        targets.append(RESULTS / f"compare-{stamp}-{config['commit'][:10]}.json")
-    for target in targets:
-        target.write_text(json.dumps(result, indent=1) + "\n")
-        print(f"JSON written to {target}")
+    write_results(result, "compare", started, options.json, keep=not options.no_results)
     return 0
 
 

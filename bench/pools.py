@@ -43,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from compare import RESULTS, BenchError, Runner, alternate, git_commit
+from compare import BenchError, Runner, alternate, git_commit, write_results
 from compare_lab import bench_lab, ensure_pytest_mh_venv, tool_version, write_inventories
 from compare_suites import PYTEST_MH_VARIANTS, VARIANTS, suite_tests, write_variant
 
@@ -372,14 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         f"load {config['loadavg_before'][0]:.2f} -> {config['loadavg_after'][0]:.2f} on {config['cpus']} cpus"
     )
     print_summary(result, variants)
-    targets = [Path(options.json)] if options.json else []
-    if not options.no_results:
-        RESULTS.mkdir(exist_ok=True)
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(started))
-        targets.append(RESULTS / f"pools-{stamp}-{config['commit'][:10]}.json")
-    for target in targets:
-        target.write_text(json.dumps(result, indent=1) + "\n")
-        print(f"JSON written to {target}")
+    write_results(result, "pools", started, options.json, keep=not options.no_results)
     return 0
 
 
