@@ -81,3 +81,69 @@ def test_boot_reader__end_of_input_before_the_header_exits_3() -> None:
         [sys.executable, "-c", _BOOT], input=b"no header\n", capture_output=True, timeout=30, check=False
     )
     assert done.returncode == 3
+
+
+class _LocalAgent:
+    """The real agent in a local interpreter, spoken to in its frame protocol."""
+
+    def __init__(self, source: bytes, env: dict[str, str], cwd: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd
+        )
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
+        self.stdin.write(b"MHWARM %d\n" % len(source) + source)
+        self.stdin.flush()
+        seen = b""
+        while not seen.endswith(b"MHWARM-READY\n"):
+            seen += self.stdout.read(1)
+        self.frame()  # hello
+
+    def frame(self) -> bytes:
+        size = int.from_bytes(self.stdout.read(4), "big")
+        return self.stdout.read(size)
+
+    def ask(self, header: bytes, payload: bytes = b"") -> list[bytes]:
+        for data in (header, payload):
+            self.stdin.write(len(data).to_bytes(4, "big") + data)
+        self.stdin.flush()
+        return [self.frame() for _ in range(4)]  # accepted, answer, stdout, stderr
+
+    def close(self) -> None:
+        self.stdin.close()  # the end of its input: the agent exits
+        self.proc.wait(timeout=30)
+        self.stdout.close()
+
+
+def test_agent_stale__names_the_loaded_files_that_changed_since_it_started(tmp_path: Path) -> None:
+    """After a package change the controller asks the agent what it loaded that changed: nothing
+    (it is kept), or the files (it is replaced): a module it imported, a ``sys.path`` directory."""
+    import json
+    import os
+
+    from pytest_mh_ansible._private.ansible.warm import _agent_source
+
+    site = tmp_path / "site"
+    site.mkdir()
+    probe = site / "mh_stale_probe.py"
+    probe.write_text("VALUE = 1\n")
+    # The agent imports the probe from its sys.path (PYTHONPATH) before it takes its fingerprint.
+    agent = _LocalAgent(b"import mh_stale_probe\n" + _agent_source(), {**os.environ, "PYTHONPATH": str(site)}, tmp_path)
+
+    def stale() -> object:
+        accepted, answer, out, err = agent.ask(b'{"op": "stale"}')
+        assert (accepted, out, err) == (b"accepted", b"", b"")
+        found = json.loads(answer)
+        assert found["checked"] > 20  # the stdlib it imported, its shared libraries, the probe
+        return found["stale"]
+
+    try:
+        assert stale() == []
+        probe.write_text("VALUE = 22\n")  # an update rewrote a module the agent imported
+        os.utime(probe, ns=(0, 10**9))
+        assert stale() == [str(probe)]
+        os.utime(site, ns=(0, 10**9))  # a new module appeared beside it (a new package)
+        assert stale() == [str(site), str(probe)]
+    finally:
+        agent.close()

@@ -402,12 +402,27 @@ class _AgentPool:
         return [slot.agent for slot in self._slots.values() if slot.agent is not None]
 
     def renew(self, host: str) -> None:
-        """Stop the host's agents; the next call starts fresh ones (not counted as lost)."""
+        """After a package change: stop the host's agents that loaded a file the change touched.
+
+        An agent reports which of the files behind what it has loaded (modules, shared
+        libraries, the interpreter, the ``sys.path`` directories) changed since; one that cannot
+        tell is stopped too. The next call starts fresh ones (not counted as lost).
+        """
         for key, slot in self._slots.items():
-            if key[0] == host and slot.agent is not None:
-                agent, slot.agent = slot.agent, None
-                agent.stop()
-                logger.info("%s: warm agent renewed after a package change", agent.label)
+            if key[0] != host or slot.agent is None:
+                continue
+            agent = slot.agent
+            try:
+                answer, _, _ = agent.run({}, b"", op="stale")
+                stale = [str(path) for path in answer.get("stale", ["(no answer)"])]
+            except AgentError as err:
+                stale = [f"(no answer: {err})"]
+            if not stale:
+                logger.debug("%s: warm agent kept after a package change: nothing it loaded changed", agent.label)
+                continue
+            slot.agent = None
+            agent.stop()
+            logger.info("%s: warm agent renewed after a package change (%s changed)", agent.label, ", ".join(stale[:3]))
 
     def close(self) -> None:
         slots, self._slots = self._slots, {}

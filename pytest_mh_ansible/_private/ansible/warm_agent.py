@@ -16,8 +16,11 @@ the target and a round trip on the open channel, instead of a new ``ssh`` client
 Protocol (on dup'ed copies of fds 0 and 1; the agent never prints): frames of a 4-byte
 big-endian length and the bytes. Request: a JSON header (``op``: ``run``, ``exec`` or
 ``exit``), then for ``run`` the payload, for ``exec`` the command's stdin. Answer: a JSON
-header (``rc``, or ``fallback`` with a reason, and timings), then stdout and stderr. Python
-3.6+ syntax only: the target's interpreter may be older than the controller's.
+header (``rc``, or ``fallback`` with a reason, and timings), then stdout and stderr. ``stale``
+(with an empty payload) answers ``{"stale": [paths]}``: the files behind what the agent has
+loaded (its modules, its shared libraries, the interpreter, the directories of ``sys.path``,
+os-release) that changed since it loaded them, so that a package change renews only the agents
+it could affect. Python 3.6+ syntax only: the target's interpreter may be older than the controller's.
 """
 
 import atexit
@@ -158,9 +161,56 @@ def _preload(zip_bytes):
         import shutil
 
         shutil.rmtree(_preload_dir, ignore_errors=True)
+    _take_fingerprint()
     gc.collect()
     if hasattr(gc, "freeze"):
         gc.freeze()
+
+
+def _loaded_files():
+    """The files whose change a fresh interpreter would see and this agent would not."""
+    global _libraries_unknown
+    paths = {sys.executable, "/etc/os-release", "/usr/lib/os-release"}
+    paths.update(entry for entry in FRESH_PATH if entry)  # a new package adds a module to one of them
+    for module in list(sys.modules.values()):
+        filename = getattr(module, "__file__", None)
+        if filename and (_preload_dir is None or not filename.startswith(_preload_dir)):
+            paths.add(filename)
+    try:  # shared libraries (libpython, libcrypto for hashlib, _selinux, ...): Linux only
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split(None, 5)
+                if len(fields) == 6 and fields[5].startswith("/"):
+                    paths.add(fields[5].rstrip("\n"))
+    except OSError:
+        _libraries_unknown = True  # no /proc: the agent counts as stale after any package change
+    return paths
+
+
+def _stat_key(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+_fingerprint = {}  # path -> _stat_key when the agent loaded it
+_libraries_unknown = False
+
+
+def _take_fingerprint():
+    for path in _loaded_files():
+        if path not in _fingerprint:
+            _fingerprint[path] = _stat_key(path)
+
+
+def _stale(header, payload):
+    """The loaded files that changed (replaced, rewritten, removed) since the agent loaded them."""
+    changed = sorted(path for path, key in _fingerprint.items() if _stat_key(path) != key)
+    if _libraries_unknown:
+        changed.insert(0, "(its shared libraries: /proc/self/maps is unreadable)")
+    return {"stale": changed[:20], "checked": len(_fingerprint)}, b"", b""
 
 
 def _reap_stale():
@@ -509,7 +559,11 @@ def _exec(header, data):
     return {"rc": rc, "run_ms": round((time.monotonic() - started) * 1000, 1)}, out, err
 
 
+_OPS = {"run": _run, "exec": _exec, "stale": _stale}
+
+
 def main():
+    _take_fingerprint()
     os.write(OUT_FD, b"\nMHWARM-READY\n")
     write_frame(json.dumps({"protocol": 1, "pid": AGENT_PID, "python": sys.version.split()[0]}).encode())
     while True:
@@ -518,13 +572,13 @@ def main():
             break
         header = json.loads(raw.decode())
         op = header.get("op")
-        if op not in ("run", "exec"):
+        if op not in _OPS:
             break
         payload = read_frame()
         if payload is None:
             break
         write_frame(b"accepted")  # from here on, the payload may run: the controller must not retry it
-        answer, out, err = (_run if op == "run" else _exec)(header, payload)
+        answer, out, err = _OPS[op](header, payload)
         write_frame(json.dumps(answer).encode())
         write_frame(out)
         write_frame(err)

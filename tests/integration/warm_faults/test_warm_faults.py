@@ -227,20 +227,32 @@ def test_connection_plugins__local_served_warm_paramiko_falls_back(
     assert warm.agents() == []
 
 
-def test_package_change__the_hosts_agents_start_afresh(warm: WarmExecutor, fault_lab: Lab) -> None:
-    """An agent's imports reflect the packages installed when it started: a package change renews it."""
+def test_package_change__agents_renewed_only_when_a_file_they_loaded_changed(
+    warm: WarmExecutor, fault_lab: Lab, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An agent's imports reflect the packages installed when it started: a package change that
+    touches a file it loaded (a module, a library, a ``sys.path`` directory) renews it; one that
+    touches none (``tree``: a binary and its docs) keeps it, and saves the next call a new agent."""
     apt = {"name": "tree", "update_cache": False}
+    caplog.set_level(logging.DEBUG, logger="pytest_mh_ansible.modules")
     assert _ping(warm)["ping"] == "pong"
     pid = warm.agents()[0][1]
     try:
         assert warm.run("server1", "ansible.builtin.apt", {**apt, "state": "present"}, **CALL)["changed"] is True
         assert warm.last_route == (1, 0)
+        assert [agent_pid for _, agent_pid in warm.agents()] == [pid]
+        assert "warm agent kept after a package change: nothing it loaded changed" in caplog.text
+        # A package that adds a Python module changes a directory of sys.path: what the agent found
+        # (or did not find) there at start-up may be stale, so it is replaced.
+        assert fault_lab.run_inside("server1", "touch /usr/lib/python3/dist-packages").returncode == 0
+        assert warm.run("server1", "ansible.builtin.apt", {**apt, "state": "absent"}, **CALL)["changed"] is True
         assert warm.agents() == []
+        assert "warm agent renewed after a package change (/usr/lib/python3/dist-packages changed)" in caplog.text
         assert _ping(warm)["ping"] == "pong"
         assert warm.agents()[0][1] != pid
         pid = warm.agents()[0][1]
-        # Unchanged (already installed): the agent stays.
-        assert warm.run("server1", "ansible.builtin.apt", {**apt, "state": "present"}, **CALL)["changed"] is False
+        # Unchanged (already absent): no check, the agent stays.
+        assert warm.run("server1", "ansible.builtin.apt", {**apt, "state": "absent"}, **CALL)["changed"] is False
         assert warm.agents()[0][1] == pid
     finally:
         warm.run("server1", "ansible.builtin.apt", {**apt, "state": "absent"}, **CALL)
