@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from pytest_mh_ansible import ModuleResult, RollbackJournal
 from pytest_mh_ansible._private.rollback.inverses import JournalRecorder
 
@@ -133,3 +135,46 @@ def test_recorder__call_interrupted_in_flight__inverse_recorded_as_for_a_change(
     interrupted = ModuleResult.from_raw("server1", "ansible.builtin.copy", {"changed": True, "mh_interrupted": True})
     recorder.commit(token, interrupted)
     assert journal.pending() == ["[server1] ansible.builtin.copy dest=/etc/a.conf (interrupted in flight)"]
+
+
+@dataclass
+class _AccountConn:
+    """``getent`` finds nothing (the call creates the account); the delete command exits ``rc``."""
+
+    rc: int
+    commands: list[str] = field(default_factory=list)
+
+    def run(self, command: str, **kwargs: Any) -> _Out:
+        self.commands.append(command)
+        return _Out("", rc=2 if command.startswith("getent") else self.rc)
+
+
+@pytest.mark.parametrize(
+    ("rc", "falls_back"),
+    [(0, False), (6, False), (127, True), (8, True)],
+    ids=["deleted", "gone-already", "no-such-command", "refused"],
+)
+def test_recorder__created_user_and_group__deleted_by_one_command_else_by_the_module(rc: int, falls_back: bool) -> None:
+    """userdel/groupdel as the modules run them, in one command; 6 means the test deleted it already."""
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    conn = _AccountConn(rc)
+    host: Any = _Host(conn=conn)  # type: ignore[arg-type]
+    journal.open("test")
+    for module, args in (("ansible.builtin.group", {"name": "g1"}), ("ansible.builtin.user", {"name": "u1"})):
+        token = recorder.prepare(host, module, {**args, "state": "present"}, revert_paths=None)
+        recorder.commit(token, _changed(module))
+    journal.close("test")
+    assert conn.commands[2:] == [
+        "PATH=$PATH:/usr/sbin:/sbin; userdel --remove --force u1",
+        "PATH=$PATH:/usr/sbin:/sbin; groupdel g1",
+    ]
+    expected = [
+        ("ansible.builtin.user", {"name": "u1", "state": "absent", "remove": True, "force": True}),
+        ("ansible.builtin.group", {"name": "g1", "state": "absent"}),
+    ]
+    assert host.ansible.calls == (expected if falls_back else [])
+    assert journal.history[-2:] == [
+        "[server1] reverted: ansible.builtin.user name=u1 state=present",
+        "[server1] reverted: ansible.builtin.group name=g1 state=present",
+    ]

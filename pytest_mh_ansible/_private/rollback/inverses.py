@@ -5,7 +5,10 @@ Path modules (copy, file, lineinfile, blockinfile, ini_file, template) and any c
 with ``mh_ansible.rollback.restore``. ``mh_ansible.rollback.write`` takes that snapshot itself, in
 the same module call as the change: the recorder only names it (:meth:`JournalRecorder.arguments`).
 Users, groups, services and packages read their before-state with plain commands (a few
-milliseconds) and undo with the matching module.
+milliseconds) and undo with the matching module. A user or group that the call created is
+deleted with ``userdel --remove --force`` / ``groupdel``, the commands the modules run, in one
+command (3-15 ms instead of a 40-50 ms module call); where those commands are missing or refuse,
+the module does it and reports why.
 """
 
 from __future__ import annotations
@@ -236,11 +239,8 @@ class JournalRecorder:
         )
         lines = out.stdout.splitlines()
         if out.rc != 0 or len(lines) < 2:
-            token.undo = lambda result: (
-                lambda: _ok(
-                    host.ansible.run("ansible.builtin.user", name=name, state="absent", remove=True, force=True)
-                )
-            )
+            delete = _Deletion(host, "userdel --remove --force", "ansible.builtin.user", name, remove=True, force=True)
+            token.undo = lambda result: delete
             return
         _, _, uid, gid, comment, home, shell = lines[0].split(":", 6)
         groups = lines[1].split()
@@ -276,9 +276,8 @@ class JournalRecorder:
             return
         out = host.conn.run(f"getent group {shlex.quote(name)}", raise_on_error=False)
         if out.rc != 0:
-            token.undo = lambda result: (
-                lambda: _ok(host.ansible.run("ansible.builtin.group", name=name, state="absent"))
-            )
+            delete = _Deletion(host, "groupdel", "ansible.builtin.group", name)
+            token.undo = lambda result: delete
             return
         gid = int(out.stdout.split(":")[2])
         token.undo = lambda result: (
@@ -378,6 +377,25 @@ class JournalRecorder:
 
 
 _DPKG_INSTALLED = "dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' | sed -n 's/^ii *//p'"
+
+
+class _Deletion:
+    """The undo of a created user or group: the delete command the module would run, in one command.
+
+    ``userdel``/``groupdel`` exit 6 when the account is gone already (the test deleted it): done.
+    Any other failure (127: no such command on this system, 8: a user's primary group) goes to the
+    module, which deletes it its own way or fails with Ansible's message.
+    """
+
+    def __init__(self, host: MultihostHost, command: str, module: str, name: str, **options: Any) -> None:
+        self.host, self.command, self.module, self.name, self.options = host, command, module, name, options
+
+    def __call__(self) -> None:
+        done = self.host.conn.run(
+            f"PATH=$PATH:/usr/sbin:/sbin; {self.command} {shlex.quote(self.name)}", raise_on_error=False
+        )
+        if done.rc not in (0, 6):
+            _ok(self.host.ansible.run(self.module, name=self.name, state="absent", **self.options))
 
 
 class _Nothing:
