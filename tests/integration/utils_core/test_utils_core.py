@@ -106,7 +106,12 @@ def test_logs_crashes__failing_setup_and_body(pytester: pytest.Pytester, utils_l
     if mode == "unavailable":
         pytest.skip("kernel.core_pattern pipes cores to a handler the crashes utility cannot read")
     # Where the suite's log and fake core live, where cores are searched, temporary files, and the snapshots.
-    listing = "ls /var/tmp /var/log /root / /tmp; ls -A /var/lib/mh-ansible/snapshots 2>/dev/null; true"
+    # The parent of the hosts' leases (/tmp/pytest-mh-ansible-leases) stays once made, by design: a
+    # session that removed it could race another controller's mkdir of its lease.
+    listing = (
+        "ls /var/tmp /var/log /root /; ls -I pytest-mh-ansible-leases /tmp;"
+        " ls -A /var/lib/mh-ansible/snapshots 2>/dev/null; true"
+    )
     before = {host: ssh(utils_lab, host, listing) for host in ("server1", "server2")}
     pytester.makepyfile(test_logs=Path(__file__).with_name("logs_crashes_suite.py").read_text())
     result = run(pytester, utils_lab, "-v", "-rA", "-o", "mh_crashes=fail")
