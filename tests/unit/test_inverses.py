@@ -178,3 +178,51 @@ def test_recorder__created_user_and_group__deleted_by_one_command_else_by_the_mo
         "[server1] reverted: ansible.builtin.user name=u1 state=present",
         "[server1] reverted: ansible.builtin.group name=g1 state=present",
     ]
+
+
+@dataclass
+class _ServiceConn:
+    """The service was active and enabled; ``systemctl start`` / ``service start`` exits ``rc``."""
+
+    rc: int
+    commands: list[str] = field(default_factory=list)
+
+    def run(self, command: str, **kwargs: Any) -> _Out:
+        self.commands.append(command)
+        if "is-active" in command:
+            return _Out("active\nenabled\n")
+        return _Out("", rc=self.rc)
+
+
+@pytest.mark.parametrize(("rc", "falls_back"), [(0, False), (1, True)], ids=["started", "start-failed"])
+def test_recorder__stopped_service__started_again_by_one_command_else_by_the_module(rc: int, falls_back: bool) -> None:
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    conn = _ServiceConn(rc)
+    host: Any = _Host(conn=conn)  # type: ignore[arg-type]
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.service", {"name": "app", "state": "stopped"}, revert_paths=None)
+    recorder.commit(token, _changed("ansible.builtin.service"))
+    journal.close("test")
+    assert conn.commands[1] == (
+        "PATH=$PATH:/usr/sbin:/sbin; if [ -d /run/systemd/system ]; then systemctl start app; "
+        "else service app start; fi >/dev/null 2>&1"
+    )
+    fallback = [("ansible.builtin.service", {"name": "app", "state": "started"})]
+    assert host.ansible.calls == (fallback if falls_back else [])
+    assert journal.history[-1] == "[server1] reverted: ansible.builtin.service name=app state=stopped"
+
+
+def test_recorder__service_change_with_more_than_a_state__undone_by_the_module() -> None:
+    """``enabled`` (or any other argument) is put back by the module, which knows every init system."""
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    conn = _ServiceConn(0)
+    host: Any = _Host(conn=conn)  # type: ignore[arg-type]
+    journal.open("test")
+    args = {"name": "app", "state": "stopped", "enabled": False}
+    token = recorder.prepare(host, "ansible.builtin.service", args, revert_paths=None)
+    recorder.commit(token, _changed("ansible.builtin.service"))
+    journal.close("test")
+    assert len(conn.commands) == 1
+    assert host.ansible.calls == [("ansible.builtin.service", {"name": "app", "state": "started", "enabled": True})]
