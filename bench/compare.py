@@ -512,6 +512,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, help="rounds of raw command, operations, session start (5; quick 1)")
     parser.add_argument("--suite-tests", type=int, help="tests of the generated suite (200; quick 20)")
     parser.add_argument("--suite-rounds", type=int, default=1, help="runs of the suite per tool (1)")
+    parser.add_argument(
+        "--ops-reps", type=int, help="tests of each operation per round and tool, their median taken (3; quick 2)"
+    )
     parser.add_argument("--settings-rounds", type=int, default=1, help="runs of the settings test per setting (1)")
     parser.add_argument("--no-settings", action="store_true", help="skip the connection-settings table")
     parser.add_argument("--quick", action="store_true", help="1 round, 20-test suite, fewer calls")
@@ -545,12 +548,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         options.rounds = 1 if options.quick else 5
     if options.suite_tests is None:
         options.suite_tests = 20 if options.quick else 200
+    if options.ops_reps is None:
+        options.ops_reps = 2 if options.quick else 3
     options.raw_calls = 50 if options.quick else 100
     options.idle_calls = 10 if options.quick else 20  # each after 0.1 s, and as many / 4 after 1 s
-    options.ops_reps = 2
     options.settings_raw_calls = 20 if options.quick else 50
     options.settings_module_calls = 3 if options.quick else 10
-    if min(options.rounds, options.suite_tests, options.suite_rounds, options.settings_rounds) < 1:
+    if min(options.rounds, options.suite_tests, options.suite_rounds, options.settings_rounds, options.ops_reps) < 1:
         parser.error("counts must be at least 1")
     return options
 

@@ -507,7 +507,10 @@ def ops_tests(reps: int, seed: int) -> str:
         "lineedit": f'ops.lineedit(server1, "{CONF}", "value", "{{n}}")',
         "pkginstall": f'ops.pkginstall(server1, "{PACKAGE}")',
     }
-    warmup = "\n    ".join(bodies[kind].replace("{n}", "warmup") for kind in kinds[1:])
+    # The line edit first: on a path no write of the warm-up has snapshotted yet, its journal calls the
+    # snapshot module, whose payload (built once per process) would otherwise fall into a timed test.
+    warmup_kinds = ["lineedit"] + [kind for kind in kinds[1:] if kind != "lineedit"]
+    warmup = "\n    ".join(bodies[kind].replace("{n}", "warmup") for kind in warmup_kinds)
     out = [HEADER, f"\n\n@pytest.mark.topology(TOPOLOGY)\ndef test_warmup(ops, server1):\n    {warmup}\n"]
     for n, (kind, _) in enumerate(order):
         body = bodies[kind].replace("{n}", str(n))
