@@ -138,15 +138,17 @@ def test_recorder__call_interrupted_in_flight__inverse_recorded_as_for_a_change(
 
 
 @dataclass
-class _AccountConn:
-    """``getent`` finds nothing (the call creates the account); the delete command exits ``rc``."""
+class _ExitConn:
+    """Records the commands; a probe (by the first key its command contains) answers as given, any
+    other command (the undo's) exits ``rc``."""
 
     rc: int
+    probes: dict[str, _Out]
     commands: list[str] = field(default_factory=list)
 
     def run(self, command: str, **kwargs: Any) -> _Out:
         self.commands.append(command)
-        return _Out("", rc=2 if command.startswith("getent") else self.rc)
+        return next((out for key, out in self.probes.items() if key in command), _Out("", rc=self.rc))
 
 
 @pytest.mark.parametrize(
@@ -158,7 +160,7 @@ def test_recorder__created_user_and_group__deleted_by_one_command_else_by_the_mo
     """userdel/groupdel as the modules run them, in one command; 6 means the test deleted it already."""
     journal = RollbackJournal()
     recorder = JournalRecorder(journal)
-    conn = _AccountConn(rc)
+    conn = _ExitConn(rc, {"getent": _Out("", rc=2)})  # no such account: the call creates it
     host: Any = _Host(conn=conn)  # type: ignore[arg-type]
     journal.open("test")
     for module, args in (("ansible.builtin.group", {"name": "g1"}), ("ansible.builtin.user", {"name": "u1"})):
@@ -180,25 +182,11 @@ def test_recorder__created_user_and_group__deleted_by_one_command_else_by_the_mo
     ]
 
 
-@dataclass
-class _ServiceConn:
-    """The service was active and enabled; ``systemctl start`` / ``service start`` exits ``rc``."""
-
-    rc: int
-    commands: list[str] = field(default_factory=list)
-
-    def run(self, command: str, **kwargs: Any) -> _Out:
-        self.commands.append(command)
-        if "is-active" in command:
-            return _Out("active\nenabled\n")
-        return _Out("", rc=self.rc)
-
-
 @pytest.mark.parametrize(("rc", "falls_back"), [(0, False), (1, True)], ids=["started", "start-failed"])
 def test_recorder__stopped_service__started_again_by_one_command_else_by_the_module(rc: int, falls_back: bool) -> None:
     journal = RollbackJournal()
     recorder = JournalRecorder(journal)
-    conn = _ServiceConn(rc)
+    conn = _ExitConn(rc, {"is-active": _Out("active\nenabled\n")})
     host: Any = _Host(conn=conn)  # type: ignore[arg-type]
     journal.open("test")
     token = recorder.prepare(host, "ansible.builtin.service", {"name": "app", "state": "stopped"}, revert_paths=None)
@@ -217,7 +205,7 @@ def test_recorder__service_change_with_more_than_a_state__undone_by_the_module()
     """``enabled`` (or any other argument) is put back by the module, which knows every init system."""
     journal = RollbackJournal()
     recorder = JournalRecorder(journal)
-    conn = _ServiceConn(0)
+    conn = _ExitConn(0, {"is-active": _Out("active\nenabled\n")})
     host: Any = _Host(conn=conn)  # type: ignore[arg-type]
     journal.open("test")
     args = {"name": "app", "state": "stopped", "enabled": False}
