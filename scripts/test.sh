@@ -141,7 +141,8 @@ integration_started=$SECONDS
 # The bench harness's smoke test and the README's install lines run once, with the oldest: they test
 # the bench scripts and pip, not the product on an ansible-core (and take minutes each). So does the
 # rollback soak's short profile (tests/soak: every fault kind once, hosts compared over plain ssh).
-MH_TEST_INSTALLED=1 MH_TEST_LAB_SUFFIX="o$RUN_TAG" .venv-wheel/bin/pytest tests/integration tests/collection tests/bench tests/soak \
+# They come first: the longest tests start early, so that the two workers end close together.
+MH_TEST_INSTALLED=1 MH_TEST_LAB_SUFFIX="o$RUN_TAG" .venv-wheel/bin/pytest tests/bench tests/soak tests/integration tests/collection \
     -n 2 -p no:cacheprovider --durations=10 >"$oldest_log" 2>&1 &
 oldest=$!
 MH_TEST_INSTALLED=1 MH_TEST_LAB_SUFFIX="n$RUN_TAG" .venv-wheel-2.21/bin/pytest tests/integration tests/collection \

@@ -41,7 +41,7 @@ FIGURES = (
 
 def test_compare_quick_ours(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
-    args = [sys.executable, str(COMPARE), "--quick", "--tools", "ours", "--suite-tests", "4"]
+    args = [sys.executable, str(COMPARE), "--quick", "--tools", "ours", "--suite-tests", "4", "--ops-reps", "1"]
     args += ["--lab-name", "mhsmoke" + os.environ.get("MH_TEST_LAB_SUFFIX", ""), "--json", str(out), "--no-results"]
     # Generous: in CI it shares the machine with another xdist worker (alone: ~3.5 min on a busy machine).
     proc = subprocess.run(args, capture_output=True, text=True, timeout=600, check=False)
@@ -52,6 +52,7 @@ def test_compare_quick_ours(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert data["config"]["suite_tests"] == 4
     assert data["config"]["rounds"] == 1
+    assert data["config"]["ops_tests_per_kind_per_round"] == 1
     assert list(data["figures"]) == ["ours-util", "ours-raw", "ours-mod", "ours-mod-standard"]  # default first
     assert data["config"]["date_utc"]
     assert data["config"]["commit"]
