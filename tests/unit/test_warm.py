@@ -128,8 +128,13 @@ def test_agent_stale__names_the_loaded_files_that_changed_since_it_started(tmp_p
     site.mkdir()
     probe = site / "mh_stale_probe.py"
     probe.write_text("VALUE = 1\n")
-    # The agent imports the probe from its sys.path (PYTHONPATH) before it takes its fingerprint.
-    agent = _LocalAgent(b"import mh_stale_probe\n" + _agent_source(), {**os.environ, "PYTHONPATH": str(site)}, tmp_path)
+    # The agent imports the probe from its sys.path (PYTHONPATH), then takes its fingerprint as it does
+    # after preloading the first payload's module_utils (no payload here).
+    source = _agent_source().replace(
+        b'\nif __name__ == "mh_warm_agent":', b'\n_take_fingerprint()\nif __name__ == "mh_warm_agent":'
+    )
+    assert source != _agent_source()
+    agent = _LocalAgent(b"import mh_stale_probe\n" + source, {**os.environ, "PYTHONPATH": str(site)}, tmp_path)
 
     def stale() -> object:
         accepted, answer, out, err = agent.ask(b'{"op": "stale"}')
@@ -145,5 +150,21 @@ def test_agent_stale__names_the_loaded_files_that_changed_since_it_started(tmp_p
         assert stale() == [str(probe)]
         os.utime(site, ns=(0, 10**9))  # a new module appeared beside it (a new package)
         assert stale() == [str(site), str(probe)]
+    finally:
+        agent.close()
+
+
+def test_agent_stale__before_any_preload_it_cannot_tell_and_counts_as_stale(tmp_path: Path) -> None:
+    """A commands-only agent takes no fingerprint; asked anyway, it says it cannot tell (and is replaced)."""
+    import json
+    import os
+
+    from pytest_mh_ansible._private.ansible.warm import _agent_source
+
+    agent = _LocalAgent(_agent_source(), dict(os.environ), tmp_path)
+    try:
+        accepted, answer, _, _ = agent.ask(b'{"op": "stale"}')
+        assert accepted == b"accepted"
+        assert json.loads(answer) == {"stale": ["(no fingerprint: nothing preloaded)"], "checked": 0}
     finally:
         agent.close()

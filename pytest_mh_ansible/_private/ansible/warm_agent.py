@@ -19,8 +19,9 @@ big-endian length and the bytes. Request: a JSON header (``op``: ``run``, ``exec
 header (``rc``, or ``fallback`` with a reason, and timings), then stdout and stderr. ``stale``
 (with an empty payload) answers ``{"stale": [paths]}``: the files behind what the agent has
 loaded (its modules, its shared libraries, the interpreter, the directories of ``sys.path``,
-os-release) that changed since it loaded them, so that a package change renews only the agents
-it could affect. Python 3.6+ syntax only: the target's interpreter may be older than the controller's.
+os-release) that changed since it preloaded the first payload's module_utils (an agent that has
+not preloaded cannot tell, and says so), so that a package change renews only the agents it
+could affect. Python 3.6+ syntax only: the target's interpreter may be older than the controller's.
 """
 
 import atexit
@@ -200,13 +201,15 @@ _libraries_unknown = False
 
 
 def _take_fingerprint():
+    """Once the module_utils are preloaded (commands-only agents never need it, nor pay for it)."""
     for path in _loaded_files():
-        if path not in _fingerprint:
-            _fingerprint[path] = _stat_key(path)
+        _fingerprint[path] = _stat_key(path)
 
 
 def _stale(header, payload):
     """The loaded files that changed (replaced, rewritten, removed) since the agent loaded them."""
+    if not _fingerprint:  # no module payload preloaded yet: nothing to compare with, so it counts as stale
+        return {"stale": ["(no fingerprint: nothing preloaded)"], "checked": 0}, b"", b""
     changed = sorted(path for path, key in _fingerprint.items() if _stat_key(path) != key)
     if _libraries_unknown:
         changed.insert(0, "(its shared libraries: /proc/self/maps is unreadable)")
@@ -563,7 +566,6 @@ _OPS = {"run": _run, "exec": _exec, "stale": _stale}
 
 
 def main():
-    _take_fingerprint()
     os.write(OUT_FD, b"\nMHWARM-READY\n")
     write_frame(json.dumps({"protocol": 1, "pid": AGENT_PID, "python": sys.version.split()[0]}).encode())
     while True:
