@@ -381,6 +381,8 @@ class JournalRecorder:
         token.undo = undo
 
 
+# The account and service commands live in sbin, which a non-root login's PATH may lack.
+_SBIN_PATH = "PATH=$PATH:/usr/sbin:/sbin; "
 _DPKG_INSTALLED = "dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' | sed -n 's/^ii *//p'"
 
 
@@ -388,7 +390,7 @@ def _service_command(host: MultihostHost, name: str, action: str) -> bool:
     """``systemctl start|stop NAME`` (``service NAME start|stop`` without systemd); False if it failed."""
     quoted = shlex.quote(name)
     done = host.conn.run(
-        f"PATH=$PATH:/usr/sbin:/sbin; if [ -d /run/systemd/system ]; then systemctl {action} {quoted}; "
+        f"{_SBIN_PATH}if [ -d /run/systemd/system ]; then systemctl {action} {quoted}; "
         f"else service {quoted} {action}; fi >/dev/null 2>&1",
         raise_on_error=False,
     )
@@ -407,9 +409,7 @@ class _Deletion:
         self.host, self.command, self.module, self.name, self.options = host, command, module, name, options
 
     def __call__(self) -> None:
-        done = self.host.conn.run(
-            f"PATH=$PATH:/usr/sbin:/sbin; {self.command} {shlex.quote(self.name)}", raise_on_error=False
-        )
+        done = self.host.conn.run(f"{_SBIN_PATH}{self.command} {shlex.quote(self.name)}", raise_on_error=False)
         if done.rc not in (0, 6):
             _ok(self.host.ansible.run(self.module, name=self.name, state="absent", **self.options))
 
