@@ -62,7 +62,8 @@ CHANGES: Final = (
 )
 # A package install costs seconds (a dpkg run each way): drawn ten times less often than the others.
 RARE: Final = {"pkg.install": 0.1}
-# Tests of these faults make no package install: a timeout_test has a few seconds in all, and apt
+# Tests of these faults make no package install: a timeout_test had a few seconds for its changes (they
+# are made in setup now, the plan is kept so that seeds give the plans they gave), and apt
 # cannot remove a package while /tmp is full ("E:Write error - write (28: No space left on device)"),
 # so a full_tmp test's rollback would fail for apt's sake, not the product's (the soak found it).
 NO_PACKAGES: Final = ("timeout_test", "full_tmp")
