@@ -259,7 +259,7 @@ def measure(
             samples[v]["idle100_ms"].extend(data["extra"]["idle100_ms"])
             samples[v]["idle1000_ms"].extend(data["extra"]["idle1000_ms"])
         for v in alternate(variants, r):
-            data = runner.run(v, "ops", ops_tests(options.ops_reps, seed=r))
+            data = runner.run(v, "ops", ops_tests(options.ops_reps, seed=r, ops=options.op_list))
             add_warm_log(samples[v]["warm_log"], data)
             times = per_test(data)
             by_kind: dict[str, list[float]] = {}
@@ -273,7 +273,7 @@ def measure(
                 by_kind.setdefault(kind, []).append(ms)
             empty = statistics.median(by_kind["empty"])
             samples[v]["empty_ms"].append(empty)
-            for op in OPS:
+            for op in options.op_list:
                 samples[v]["ops_ms"][op].append(statistics.median(by_kind[op]) - empty)
         for inv, key in (("3", "start3_ms"), ("200", "start200_ms")):
             for v in alternate(conn_variants, r):
@@ -515,6 +515,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--ops-reps", type=int, help="tests of each operation per round and tool, their median taken (3; quick 2)"
     )
+    parser.add_argument(
+        "--ops",
+        default=",".join(OPS),
+        help="comma list of the operations timed (all: " + ",".join(OPS) + "); the others' figures are left empty",
+    )
     parser.add_argument("--settings-rounds", type=int, default=1, help="runs of the settings test per setting (1)")
     parser.add_argument("--no-settings", action="store_true", help="skip the connection-settings table")
     parser.add_argument("--quick", action="store_true", help="1 round, 20-test suite, fewer calls")
@@ -544,6 +549,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if not executors or set(executors) - set(EXECUTORS) or len(set(executors)) != len(executors):
         parser.error("--executors takes a comma list of: warm, standard")
     options.executor_list = [e for e in EXECUTORS if e in executors]  # warm (the plugin's default) first
+    ops = [o.strip() for o in options.ops.split(",") if o.strip()]
+    if not ops or set(ops) - set(OPS) or len(set(ops)) != len(ops):
+        parser.error(f"--ops takes a comma list of: {', '.join(OPS)}")
+    options.op_list = [o for o in OPS if o in ops]
     if options.rounds is None:
         options.rounds = 1 if options.quick else 5
     if options.suite_tests is None:
@@ -587,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
         "settings_rounds": 0 if options.no_settings else options.settings_rounds,
         "raw_calls_per_round": options.raw_calls,
         "ops_tests_per_kind_per_round": options.ops_reps,
+        "ops": options.op_list,
         "quick": options.quick,
         "variants": variants,
         "executors": options.executor_list,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = ["MODULE_VARIANTS", "PYTEST_MH_VARIANTS", "VARIANTS", "write_variant"]
@@ -485,15 +486,19 @@ def raw_test(warmup: int, calls: int, idle_calls: int = 0) -> str:
     )
 
 
-def ops_tests(reps: int, seed: int) -> str:
-    """``reps`` tests of each kind (empty, write, writenew, restart, stop, useradd, groupadd, lineedit,
-    pkginstall) on server1, shuffled.
+def ops_tests(reps: int, seed: int, ops: Sequence[str] | None = None) -> str:
+    """``reps`` tests of each kind (empty, and the operations ``ops``: by default all of write, writenew,
+    restart, stop, useradd, groupadd, lineedit, pkginstall) on server1, shuffled.
 
     A first test (``test_warmup``, not counted) does each operation once, so that one-time costs
     (pytest-mh-ansible's first module call: the warm agent's start, fact gathering for ``service``)
     do not land in the median of whichever kind happens to come first.
     """
-    kinds = ["empty", "write", "writenew", "restart", "stop", "useradd", "groupadd", "lineedit", "pkginstall"]
+    every = ["write", "writenew", "restart", "stop", "useradd", "groupadd", "lineedit", "pkginstall"]
+    unknown = sorted(set(ops or ()) - set(every))
+    if unknown:
+        raise ValueError(f"ops_tests: unknown operations {unknown}; known: {', '.join(every)}")
+    kinds = ["empty", *(kind for kind in every if ops is None or kind in ops)]
     order = [(kind, i) for kind in kinds for i in range(reps)]
     random.Random(seed).shuffle(order)
     bodies = {
@@ -509,7 +514,7 @@ def ops_tests(reps: int, seed: int) -> str:
     }
     # The line edit first: on a path no write of the warm-up has snapshotted yet, its journal calls the
     # snapshot module, whose payload (built once per process) would otherwise fall into a timed test.
-    warmup_kinds = ["lineedit"] + [kind for kind in kinds[1:] if kind != "lineedit"]
+    warmup_kinds = sorted(kinds[1:], key=lambda kind: kind != "lineedit") or ["empty"]
     warmup = "\n    ".join(bodies[kind].replace("{n}", "warmup") for kind in warmup_kinds)
     out = [HEADER, f"\n\n@pytest.mark.topology(TOPOLOGY)\ndef test_warmup(ops, server1):\n    {warmup}\n"]
     for n, (kind, _) in enumerate(order):
