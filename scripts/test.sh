@@ -141,7 +141,7 @@ integration_started=$SECONDS
 # The bench harness's smoke tests and the README's install lines run once, with the oldest: they test
 # the bench scripts and pip, not the product on an ansible-core (and take minutes each). The rollback
 # soak's short profile (tests/soak: every fault kind once, hosts compared over plain ssh) runs once
-# too, with the newest, whose run is otherwise the shorter (CI of 1 December: 2.19's 1070 s, 2.21's 885 s).
+# too, with the newest, whose run is otherwise the shorter (CI of 6 December: 2.19 took 1070 s, 2.21 885 s).
 # They come first: the longest tests start early, so that the two workers of a run end close together.
 MH_TEST_INSTALLED=1 MH_TEST_LAB_SUFFIX="o$RUN_TAG" .venv-wheel/bin/pytest tests/bench tests/integration tests/collection \
     -n 2 -p no:cacheprovider --durations=10 >"$oldest_log" 2>&1 &
