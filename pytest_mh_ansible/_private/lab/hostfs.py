@@ -9,10 +9,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
-__all__ = ["HostLayer", "etc_hosts", "sshd_config"]
+__all__ = ["MAN_DB_AUTO_UPDATE", "HostLayer", "etc_hosts", "sshd_config"]
 
 _HOST_KEYS_HIDDEN: Final = ("ssh_host_rsa_key", "ssh_host_ecdsa_key", "ssh_host_ed25519_key", "ssh_host_dsa_key")
 # Units that a systemd host starts besides the ones systemd pulls in statically (journald, logind, dbus).
+# Its presence makes man-db's dpkg trigger rebuild the manual index; hidden in the hosts.
+MAN_DB_AUTO_UPDATE: Final = "/var/lib/man-db/auto-update"
 _SYSTEMD_WANTS: Final = {"multi-user.target.wants": ("ssh.service",)}
 
 
@@ -110,6 +112,11 @@ class HostLayer:
         # Hosts behave like ordinary machines: package installs may start their services.
         if Path("/usr/sbin/policy-rc.d").exists():
             self.whiteout("/usr/sbin/policy-rc.d")
+        # man-db's dpkg trigger rebuilds the whole manual index after every install and removal: 4.5 s
+        # of the 6 s an install of 'tree' took on a lab host, paid again by its rollback. Without this
+        # flag file the trigger does nothing (Debian's container images carry no man-db at all).
+        if Path(MAN_DB_AUTO_UPDATE).exists():
+            self.whiteout(MAN_DB_AUTO_UPDATE)
 
     def setup_ssh(self, *, sshd_config: str, host_key: bytes, host_key_pub: str, authorized_keys: str) -> None:
         """The host's own sshd configuration and host key; the machine's host keys are not visible."""
