@@ -247,6 +247,19 @@ class HostModules:
                 called(self._host, module, merged, become=become, become_user=become_user)
         return result
 
+    def packages_changed(self) -> None:
+        """Say that the host's packages changed outside a module call (``apt-get`` run as a command).
+
+        The warm executor keeps Python interpreters on the host: it checks whether a file they
+        loaded changed, and replaces those (a package module's change does this by itself). The
+        rollback journal calls it after purging a test's packages with ``apt-get``; a test or a
+        utility that installs or removes packages with commands should call it too::
+
+            server.host.conn.run("apt-get install -y python3-ldap")
+            server.host.ansible.packages_changed()
+        """
+        self._executor.packages_changed(self._host.name)
+
     def _raise_unprepared(
         self, module: str, args: Mapping[str, Any], err: ModuleError, options: ModuleCallOptions
     ) -> NoReturn:

@@ -22,8 +22,10 @@ class _Conn:
     """Answers a command by the first key it contains; a list of answers is used up one per command."""
 
     answers: dict[str, str | list[str]]
+    commands: list[str] = field(default_factory=list)
 
     def run(self, command: str, **kwargs: Any) -> _Out:
+        self.commands.append(command)
         for key, out in self.answers.items():
             if key in command:
                 return _Out(out.pop(0) if isinstance(out, list) else out)
@@ -33,10 +35,21 @@ class _Conn:
 @dataclass
 class _Modules:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    packages_changes: int = 0
 
     def run(self, module: str, args: Any = None, **kwargs: Any) -> ModuleResult:
         self.calls.append((module, {**(args or {}), **kwargs}))
         return ModuleResult.from_raw("server1", module, {"changed": True})
+
+    def packages_changed(self) -> None:
+        self.packages_changes += 1
+
+
+PURGE = (
+    "PATH=$PATH:/usr/sbin:/sbin; DEBIAN_FRONTEND=noninteractive DEBIAN_PRIORITY=critical LANG=C LC_ALL=C "
+    "apt-get -q -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold --purge remove {} "
+    ">/dev/null 2>&1"
+)
 
 
 @dataclass
@@ -103,9 +116,9 @@ def test_recorder__latest_installing_a_new_package__removed_and_upgrade_of_the_o
         "[server1] not reverted: ansible.builtin.apt name=['tree', 'jq'] state=latest: "
         "state=latest may have upgraded tree (a downgrade is not attempted)"
     ]
-    assert host.ansible.calls == [
-        ("ansible.builtin.apt", {"name": ["jq", "libjq1"], "state": "absent", "purge": True})  # its dependency too
-    ]
+    assert host.conn.commands[-1] == PURGE.format("jq libjq1")  # its dependency too
+    assert host.ansible.calls == []
+    assert host.ansible.packages_changes == 1
 
 
 def test_recorder__apt_install_purges_what_it_brought_and_reinstalls_what_it_removed_but_no_orphan() -> None:
@@ -119,11 +132,27 @@ def test_recorder__apt_install_purges_what_it_brought_and_reinstalls_what_it_rem
     token = recorder.prepare(host, "ansible.builtin.apt", {"name": "gawk"}, revert_paths=None)
     recorder.commit(token, _changed("ansible.builtin.apt"))
     journal.close("test")
-    assert host.ansible.calls == [
-        ("ansible.builtin.apt", {"name": ["gawk", "libsigsegv2"], "state": "absent", "purge": True}),
-        ("ansible.builtin.package", {"name": ["mawk"], "state": "present"}),
-    ]
+    assert host.conn.commands[-1] == PURGE.format("gawk libsigsegv2")
+    assert host.ansible.calls == [("ansible.builtin.package", {"name": ["mawk"], "state": "present"})]
     assert journal.history[-1] == "[server1] reverted: ansible.builtin.apt name=gawk"
+
+
+@pytest.mark.parametrize("rc", [100, 127], ids=["apt-refused", "no-apt-get"])
+def test_recorder__installed_package_purge_command_fails__the_apt_module_purges(rc: int) -> None:
+    """The module removes it its own way, or fails with Ansible's message; its own change tells the executor."""
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    probes = {"command -v dpkg-query": _Out(":dpkg:\nadduser\n"), "dpkg-query -W": _Out("adduser\ntree\n")}
+    conn = _ExitConn(rc, probes)  # the before-state probe first: its command holds the other's key too
+    host: Any = _Host(conn=conn)  # type: ignore[arg-type]
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.apt", {"name": "tree"}, revert_paths=None)
+    recorder.commit(token, _changed("ansible.builtin.apt"))
+    journal.close("test")
+    assert conn.commands[-1] == PURGE.format("tree")
+    assert host.ansible.calls == [("ansible.builtin.apt", {"name": ["tree"], "state": "absent", "purge": True})]
+    assert host.ansible.packages_changes == 0
+    assert journal.history[-1] == "[server1] reverted: ansible.builtin.apt name=tree"
 
 
 def test_recorder__call_interrupted_in_flight__inverse_recorded_as_for_a_change() -> None:

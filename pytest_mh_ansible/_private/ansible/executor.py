@@ -86,6 +86,14 @@ class ModuleExecutor(Protocol):
         """
         ...
 
+    def packages_changed(self, host: str) -> None:
+        """The packages of ``host`` changed outside a module call (an ``apt-get`` command).
+
+        An executor that keeps interpreters on the host checks whether a file they loaded
+        changed, as after a package module's change; others have nothing to do.
+        """
+        ...
+
     def close(self) -> None:
         """Release connections and temporary files; the executor may be used again afterwards."""
         ...
@@ -135,6 +143,9 @@ class StandardExecutor:
         self._configured = False
 
     # --- life cycle ---------------------------------------------------------------------------
+
+    def packages_changed(self, host: str) -> None:
+        """Nothing to do: every module call starts a new interpreter on the host."""
 
     def close(self) -> None:
         """Stop the ssh ControlMasters started for module calls and remove Ansible's temp files."""

@@ -683,9 +683,14 @@ class WarmExecutor(StandardExecutor):
         self.last_route = (0, 0)  # a call that never gets to a module (an unknown one) routes nothing
         result = super().run(host, module, args, **options)
         if result.get("changed") and not options.get("check") and module.rsplit(".", 1)[-1] in _PACKAGE_MODULES:
-            with _lock:
-                self._pool.renew(host)
+            self.packages_changed(host)
         return result
+
+    def packages_changed(self, host: str) -> None:
+        """The host's packages changed (a package module's change, or ``apt-get`` run as a command):
+        its agents that loaded a file the change touched are replaced (:meth:`_AgentPool.renew`)."""
+        with _lock:
+            self._pool.renew(host)
 
     def _prepare(self, host: str, task_vars: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
         mode = executor_for_host(task_vars, self.default, host=host)

@@ -451,6 +451,11 @@ class MultihostSession:
         return f"{name}@{address}:{port}"
 
     @property
+    def has_executor(self) -> bool:
+        """Whether the module executor was made (a module ran in this session)."""
+        return self._executor is not None
+
+    @property
     def executor(self) -> WarmExecutor:
         """The session's module executor, made on first use (a session without module calls pays nothing).
 
@@ -482,6 +487,11 @@ class _LazyExecutor:
         except HostUnreachableError as err:
             dead.mark(err.host, err.reason)
             raise
+
+    def packages_changed(self, host: str) -> None:
+        """Passed on to the executor if there is one (without one, no interpreter was started anywhere)."""
+        if self._session.has_executor:
+            self._session.executor.packages_changed(host)
 
     def close(self) -> None:
         """The session closes its executor."""

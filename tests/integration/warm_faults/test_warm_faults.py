@@ -258,6 +258,29 @@ def test_package_change__agents_renewed_only_when_a_file_they_loaded_changed(
         warm.run("server1", "ansible.builtin.apt", {**apt, "state": "absent"}, **CALL)
 
 
+def test_packages_changed__a_removal_by_command_renews_the_agent_that_loaded_a_changed_file(
+    warm: WarmExecutor, fault_lab: Lab, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The rollback purges a test's packages with ``apt-get``, not the module: it tells the executor,
+    which checks the agents as after a package module's change."""
+    caplog.set_level(logging.DEBUG, logger="pytest_mh_ansible.modules")
+    apt = {"name": "tree", "update_cache": False}
+    assert warm.run("server1", "ansible.builtin.apt", {**apt, "state": "present"}, **CALL)["changed"] is True
+    pid = warm.agents()[0][1]
+    try:
+        warm.packages_changed("server1")  # nothing the agent loaded changed: kept
+        assert [agent_pid for _, agent_pid in warm.agents()] == [pid]
+        purge = "touch /usr/lib/python3/dist-packages && DEBIAN_FRONTEND=noninteractive apt-get -q -y purge tree"
+        assert fault_lab.run_inside("server1", purge).returncode == 0
+        assert [agent_pid for _, agent_pid in warm.agents()] == [pid]  # the executor did not see it
+        warm.packages_changed("server1")
+        assert warm.agents() == []
+        assert "warm agent renewed after a package change (/usr/lib/python3/dist-packages changed)" in caplog.text
+        assert _ping(warm)["ping"] == "pong"
+    finally:
+        warm.run("server1", "ansible.builtin.apt", {**apt, "state": "absent"}, **CALL)
+
+
 class _Interrupted(BaseException):
     """Like KeyboardInterrupt: not caught by Ansible's TaskExecutor."""
 
