@@ -12,9 +12,9 @@ from typing import Final
 __all__ = ["MAN_DB_AUTO_UPDATE", "HostLayer", "etc_hosts", "sshd_config"]
 
 _HOST_KEYS_HIDDEN: Final = ("ssh_host_rsa_key", "ssh_host_ecdsa_key", "ssh_host_ed25519_key", "ssh_host_dsa_key")
-# Units that a systemd host starts besides the ones systemd pulls in statically (journald, logind, dbus).
 # Its presence makes man-db's dpkg trigger rebuild the manual index; hidden in the hosts.
 MAN_DB_AUTO_UPDATE: Final = "/var/lib/man-db/auto-update"
+# Units that a systemd host starts besides the ones systemd pulls in statically (journald, logind, dbus).
 _SYSTEMD_WANTS: Final = {"multi-user.target.wants": ("ssh.service",)}
 
 
