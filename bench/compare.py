@@ -42,6 +42,7 @@ from compare_lab import (
 )
 from compare_suites import (
     MODULE_VARIANTS,
+    OPERATIONS,
     PYTEST_MH_VARIANTS,
     VARIANTS,
     ops_tests,
@@ -60,7 +61,7 @@ VARIANT_EXECUTOR = {variant: executor for executor, variant in MODULE_VARIANTS.i
 # through the warm agent, the default): measured once. On the standard executor commands take an ssh
 # client each, so that variant measures its own.
 SHARES_CONN = ("ours-util", MODULE_VARIANTS["warm"])
-OPS = ("write", "writenew", "restart", "stop", "useradd", "groupadd", "lineedit", "pkginstall")
+OPS = OPERATIONS
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 SETTINGS: dict[str, dict[str, Any]] = {

@@ -24,7 +24,10 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["MODULE_VARIANTS", "PYTEST_MH_VARIANTS", "VARIANTS", "write_variant"]
+__all__ = ["MODULE_VARIANTS", "OPERATIONS", "PYTEST_MH_VARIANTS", "VARIANTS", "write_variant"]
+
+# The operations the ops run times, each as a test kind of its own (besides "empty").
+OPERATIONS = ("write", "writenew", "restart", "stop", "useradd", "groupadd", "lineedit", "pkginstall")
 
 # variant key -> label in the tables
 VARIANTS: dict[str, str] = {
@@ -494,11 +497,10 @@ def ops_tests(reps: int, seed: int, ops: Sequence[str] | None = None) -> str:
     (pytest-mh-ansible's first module call: the warm agent's start, fact gathering for ``service``)
     do not land in the median of whichever kind happens to come first.
     """
-    every = ["write", "writenew", "restart", "stop", "useradd", "groupadd", "lineedit", "pkginstall"]
-    unknown = sorted(set(ops or ()) - set(every))
+    unknown = sorted(set(ops or ()) - set(OPERATIONS))
     if unknown:
-        raise ValueError(f"ops_tests: unknown operations {unknown}; known: {', '.join(every)}")
-    kinds = ["empty", *(kind for kind in every if ops is None or kind in ops)]
+        raise ValueError(f"ops_tests: unknown operations {unknown}; known: {', '.join(OPERATIONS)}")
+    kinds = ["empty", *(kind for kind in OPERATIONS if ops is None or kind in ops)]
     order = [(kind, i) for kind in kinds for i in range(reps)]
     random.Random(seed).shuffle(order)
     bodies = {
