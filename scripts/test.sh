@@ -110,18 +110,6 @@ PY=.venv/bin
 # A test that needs the lab (or root) fails instead of skipping (tests/conftest.py).
 export MH_TEST_NO_SKIP=1
 
-step "lint: ruff, mypy --strict"
-"$PY/ruff" check .
-"$PY/ruff" format --check .
-"$PY/mypy"
-
-step "docs: Sphinx, warnings as errors"
-bash scripts/docs.sh
-
-step "setup: .venv-core2.20 (Python 3.12, pytest 8), .venv-core2.21 (Python 3.13, pytest 9)"
-core_venv .venv-core2.20 "$PY312" 'ansible-core>=2.20,<2.21' 'pytest>=8.4,<9'
-core_venv .venv-core2.21 "$PY313" 'ansible-core>=2.21,<2.22' 'pytest>=9,<10'
-
 step "the wheel, installed into fresh virtualenvs (2.19 / Python 3.11, 2.21 / Python 3.13)"
 rm -rf dist
 "$PY/python" -m pip wheel -q --no-deps -w dist . >/dev/null
@@ -149,6 +137,21 @@ oldest=$!
 MH_TEST_INSTALLED=1 MH_TEST_LAB_SUFFIX="n$RUN_TAG" .venv-wheel-2.21/bin/pytest tests/soak tests/integration tests/collection \
     --ignore=tests/integration/install -n 2 -p no:cacheprovider --durations=10 >"$newest_log" 2>&1 &
 newest=$!
+
+# Lint, the docs and the other ansible-cores' virtualenvs come once the integration runs have started:
+# they are the longest path of the run, and these steps only compete with them for the CPU. A lint or docs
+# failure still ends the run at once (set -e; the EXIT trap stops the integration runs and their labs).
+step "lint: ruff, mypy --strict"
+"$PY/ruff" check .
+"$PY/ruff" format --check .
+"$PY/mypy"
+
+step "docs: Sphinx, warnings as errors"
+bash scripts/docs.sh
+
+step "setup: .venv-core2.20 (Python 3.12, pytest 8), .venv-core2.21 (Python 3.13, pytest 9)"
+core_venv .venv-core2.20 "$PY312" 'ansible-core>=2.20,<2.21' 'pytest>=8.4,<9'
+core_venv .venv-core2.21 "$PY313" 'ansible-core>=2.21,<2.22' 'pytest>=9,<10'
 
 # The foreground steps do not stop the run when they fail: the integration runs are waited for (and their
 # labs torn down) either way; the run fails at the end.
