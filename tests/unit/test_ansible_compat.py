@@ -350,3 +350,23 @@ def test_compat__preload_ssh_agent_keeps_cryptography_deprecations_out_of_error_
     done = subprocess.run([sys.executable, "-W", "error", "-c", program], capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stderr
     assert done.stderr.rstrip().endswith("DeprecationWarning: still an error"), done.stderr
+
+
+def test_reap_abandoned__waits_for_a_client_left_in_the_failing_frames() -> None:
+    """What the ssh plugin leaves after some failures: a client it terminated and never waited for."""
+    from pytest_mh_ansible._private.ansible import compat
+
+    def plugin_call() -> None:
+        client = subprocess.Popen(["sleep", "0.2"])
+        client.terminate()
+        raise RuntimeError(f"the host went away ({client.pid})")
+
+    with pytest.raises(RuntimeError) as caught:
+        plugin_call()
+    tb, left = caught.value.__traceback__, []
+    while tb is not None:
+        left += [v for v in tb.tb_frame.f_locals.values() if isinstance(v, subprocess.Popen)]
+        tb = tb.tb_next
+    assert [client.returncode for client in left] == [None]
+    compat.reap_abandoned(caught.value)
+    assert left[0].returncode is not None

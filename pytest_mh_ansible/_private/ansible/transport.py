@@ -393,7 +393,7 @@ class AnsibleTransport:
                     rc, stderr = 255, stderr[: -len(rc_marker) - 1]
                 return int(rc if rc is not None else 0), bytes(stdout), bytes(stderr)
             except Exception as err:
-                _reap_abandoned(err)
+                compat.reap_abandoned(err)
                 raise self._translate(err, command) from err
             finally:
                 conn.set_become_plugin(None)
@@ -588,19 +588,3 @@ def _paramiko_exec(conn: Any, command: str, in_data: bytes | None, become: Any) 
     finally:
         chan.close()
 
-
-def _reap_abandoned(err: BaseException) -> None:
-    """Wait for the ssh client a plugin terminated but never waited for (a failed become).
-
-    Otherwise it stays a zombie and its Popen warns (ResourceWarning) when collected later.
-    """
-    tb = err.__traceback__
-    while tb is not None:
-        for value in list(tb.tb_frame.f_locals.values()):
-            if isinstance(value, subprocess.Popen) and value.returncode is None:
-                try:
-                    value.wait(5)
-                except subprocess.TimeoutExpired:
-                    value.kill()
-                    value.wait()
-        tb = tb.tb_next

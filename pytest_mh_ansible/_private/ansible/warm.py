@@ -553,8 +553,10 @@ def connection_failure(conn: Any) -> Exception | None:
     try:
         conn.exec_command("true", sudoable=False)
     except AnsibleConnectionFailure as err:
+        compat.reap_abandoned(err)
         failure = err
     except Exception as err:  # a plugin that fails otherwise: treat it as a lost host, with its message
+        compat.reap_abandoned(err)
         failure = AnsibleConnectionFailure(f"the connection failed after the warm agent was lost: {err}")
     return failure
 
