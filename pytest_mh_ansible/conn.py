@@ -9,7 +9,7 @@ import shlex
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, TypedDict, final
+from typing import Any, Protocol, TypedDict, final, runtime_checkable
 
 from ._private.secrets import secrets
 from .errors import ProcessError
@@ -105,6 +105,17 @@ class Transport(Protocol):
     def put(self, local: str | os.PathLike[str], remote: str) -> None: ...
 
     def get(self, remote: str, local: str | os.PathLike[str]) -> None: ...
+
+
+@runtime_checkable
+class ScriptTransport(Protocol):
+    """A transport that can also run a small Python script on the host without a module (the agent's).
+
+    The rollback journal takes its snapshots of paths this way when the transport offers it; other
+    transports (and hosts without an agent) get the collection's modules.
+    """
+
+    def script(self, source: bytes, request: Any) -> tuple[int, bytes, bytes] | None: ...
 
 
 def build_command(command: str, *, env: Mapping[str, str] | None = None, cwd: str | None = None) -> str:
@@ -242,6 +253,15 @@ class Connection:
         if raise_on_error:
             result.throw()
         return result
+
+    def _mh_script(self, source: bytes, request: Any) -> tuple[int, bytes, bytes] | None:
+        """The framework's own: run a stdlib-only Python script through the transport's agent, if it has one.
+
+        :returns: The exit code, stdout and stderr; None when there is no agent for it (use a module).
+        """
+        if not isinstance(self._transport, ScriptTransport):
+            return None
+        return self._transport.script(source, request)
 
     def put(self, local: str | os.PathLike[str], remote: str) -> None:
         """Copy a file from the controller to the host (as the connection user)."""

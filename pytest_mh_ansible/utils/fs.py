@@ -7,7 +7,7 @@ import shlex
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from .._private.rollback.inverses import SNAPSHOT_DIR
+from .._private.rollback import snapshots
 from ..errors import MultihostError
 from ..utility import MultihostUtility
 from ._calls import run_module
@@ -164,14 +164,14 @@ class FileSystem(MultihostUtility["MultihostHost"]):
         Useful before raw commands (``host.conn.run``) that change the path behind the journal's back.
         """
         name = f"mh-fs-backup-{next(_backups)}"
-        self.host.ansible.run("mh_ansible.rollback.snapshot", paths=[path], name=name, backup_dir=SNAPSHOT_DIR)
+        snapshots.take(self.host, [path], name)
         self._snapshots.setdefault(path, []).append(name)
         host, backups = self.host, self._snapshots
 
         def undo() -> None:
             if name in backups.get(path, []):
                 backups[path].remove(name)
-                host.ansible.run("mh_ansible.rollback.restore", name=name, backup_dir=SNAPSHOT_DIR, remove=True)
+                snapshots.restore(host, name)
 
         self.host.journal.record(self.host, f"backup of {path}", undo)
 
@@ -184,7 +184,7 @@ class FileSystem(MultihostUtility["MultihostHost"]):
         if not names:
             raise MultihostError(f"{self.host.name}: no backup of {path!r} to restore (call fs.backup first)")
         name = names.pop()
-        self.host.ansible.run("mh_ansible.rollback.restore", name=name, backup_dir=SNAPSHOT_DIR, remove=True)
+        snapshots.restore(self.host, name)
 
     # -- waiting --------------------------------------------------------------------------------
     def wait_for_path(self, path: str, *, timeout: int = 30, state: str = "present") -> None:

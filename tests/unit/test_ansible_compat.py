@@ -311,10 +311,10 @@ def test_compat__isolate_paramiko_client_gives_each_plugin_its_own_key() -> None
 _PRIVATE_USES = re.compile(
     r"ansible\._internal|ansible\.module_utils\._internal|VaultSecretsContext\._current|\._cache_key|"
     r"\._low_level_execute_command|\._resolve_option_variables|\._split_ssh_args|\._build_command|\._load_name|"
-    r"\b(?:conn|action|plugin|connection)\._(?!transport\b)[a-z]|[.\"']_help_text|\._hostvars\b|"
+    r"\b(?:conn|action|plugin|connection)\._(?!transport\b|mh_)[a-z]|[.\"']_help_text|\._hostvars\b|"
     r"\.(?:FOUND|NAK|CANONICAL_PATHS)\b"
 )
-"""Names of private ansible-core APIs (``conn._transport`` is our own Connection's, not Ansible's)."""
+"""Names of private ansible-core APIs (``conn._transport`` and ``conn._mh_*`` are our Connection's, not Ansible's)."""
 
 
 def test_compat__no_private_ansible_api_outside_the_compat_module() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -132,3 +133,25 @@ def test_start__a_boot_command_that_ends_at_once_is_reported_by_what_it_said(del
             agent.start(None)
     finally:
         channel.close(wait=5)
+
+
+def test_script__runs_the_source_with_its_request_in_a_child_and_keeps_nothing(agent: _Agent) -> None:
+    """The ``script`` operation: a fresh namespace per call (globals do not survive), a child process."""
+    source = b"import os, json\nSEEN = globals().get('SEEN', 0) + 1\nprint(json.dumps([REQUEST, SEEN, os.getpid()]))\n"
+    answers = [agent.run({"request": {"n": n}}, source, op="script") for n in (1, 2)]
+    outputs = [json.loads(out) for _, out, _ in answers]
+    assert [answer["rc"] for answer, _, _ in answers] == [0, 0]
+    assert [out[:2] for out in outputs] == [[{"n": 1}, 1], [{"n": 2}, 1]]
+    assert agent.pid not in {out[2] for out in outputs}
+
+
+def test_script__failures_are_an_exit_code_and_a_traceback(agent: _Agent) -> None:
+    answer, out, err = agent.run({"request": None}, b"raise ValueError('no such thing')\n", op="script")
+    assert (answer["rc"], out) == (1, b"")
+    assert b"ValueError: no such thing" in err
+    answer, _, err = agent.run({"request": None}, b"def (:\n", op="script")
+    assert answer["rc"] == 1
+    assert b"does not compile" in err
+    answer, _, _ = agent.run({"request": None}, b"raise SystemExit(3)\n", op="script")
+    assert answer["rc"] == 3
+    assert _exec(agent, ["/bin/sh", "-c", "echo still here"])[1] == b"still here\n"  # the agent lives on

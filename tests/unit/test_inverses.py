@@ -31,6 +31,9 @@ class _Conn:
                 return _Out(out.pop(0) if isinstance(out, list) else out)
         return _Out("")
 
+    def _mh_script(self, source: bytes, request: Any) -> tuple[int, bytes, bytes] | None:
+        return None  # no agent: the journal's snapshots are modules
+
 
 @dataclass
 class _Modules:
@@ -84,6 +87,60 @@ def test_recorder__second_change_of_a_snapshotted_path__no_reverted_line_of_its_
         "mh_ansible.rollback.snapshot",
         "mh_ansible.rollback.restore",
     ]
+
+
+@dataclass
+class _AgentConn(_Conn):
+    """A connection with an agent: answers the journal's snapshot scripts with ``script_answers`` in turn."""
+
+    script_answers: list[tuple[int, bytes, bytes]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def _mh_script(self, source: bytes, request: Any) -> tuple[int, bytes, bytes] | None:
+        assert b"def _mh_snapshot" in source
+        self.requests.append(request)
+        return self.script_answers.pop(0)
+
+
+def test_recorder__host_with_an_agent__snapshot_and_restore_by_it_and_logged_as_the_modules() -> None:
+    journal = RollbackJournal(record_calls=True)
+    recorder = JournalRecorder(journal)
+    conn = _AgentConn({}, script_answers=[(0, b'{"bytes": 3}\n', b""), (0, b'{"restored": 1, "warnings": []}\n', b"")])
+    host: Any = _Host(conn=conn)
+    host.journal = journal
+    journal.open("test")
+    token = recorder.prepare(
+        host, "ansible.builtin.lineinfile", {"path": "/etc/a.conf", "line": "x"}, revert_paths=None
+    )
+    recorder.commit(token, _changed("ansible.builtin.lineinfile"))
+    journal.close("test")
+    assert host.ansible.calls == []  # no module of the journal's own
+    name = conn.requests[0]["name"]
+    assert [(r["op"], r["name"]) for r in conn.requests] == [("snapshot", name), ("restore", name)]
+    assert conn.requests[0]["paths"] == ["/etc/a.conf"]
+    # The export still sees the modules that do the same (it replays them with ansible-playbook).
+    assert [(call.name, call.reverting) for call in journal.closed_calls if call.name.startswith("mh_ansible")] == [
+        ("mh_ansible.rollback.snapshot", False),
+        ("mh_ansible.rollback.restore", True),
+    ]
+
+
+def test_recorder__agent_script_fails__the_modules_do_the_snapshot_and_the_restore() -> None:
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    conn = _AgentConn({}, script_answers=[(1, b"", b"Traceback: boom"), (0, b'{"error": "snapshot not found"}\n', b"")])
+    host: Any = _Host(conn=conn)
+    journal.open("test")
+    token = recorder.prepare(
+        host, "ansible.builtin.lineinfile", {"path": "/etc/a.conf", "line": "x"}, revert_paths=None
+    )
+    recorder.commit(token, _changed("ansible.builtin.lineinfile"))
+    journal.close("test")
+    assert [module for module, _ in host.ansible.calls] == [
+        "mh_ansible.rollback.snapshot",
+        "mh_ansible.rollback.restore",
+    ]
+    assert journal.history[-1] == "[server1] reverted: ansible.builtin.lineinfile path=/etc/a.conf"
 
 
 def test_recorder__latest_on_an_installed_package__not_reverted_never_reverted() -> None:

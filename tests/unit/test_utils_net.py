@@ -37,6 +37,9 @@ class FakeConn:
         result = ProcessResult(rc, out, err, command, "h1")
         return result.throw() if raise_on_error else result
 
+    def _mh_script(self, source: bytes, request: object) -> tuple[int, bytes, bytes] | None:
+        return None  # no agent: the journal's snapshots are modules
+
 
 def make_host(answers: dict[str, Answer]) -> tuple[MultihostHost, FakeConn, RollbackJournal]:
     host = MultihostHost("h1", roles=("client",), domain="default", variables={})

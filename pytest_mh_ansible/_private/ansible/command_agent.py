@@ -91,6 +91,24 @@ class CommandAgents:
         :raises AnsibleConnectionFailure: The agent was lost during the command because the host went away.
         :raises CommandLost: The agent was lost during the command and the host still answers.
         """
+        header: dict[str, Any] = {"argv": argv}
+        if compat.plugin_load_name(conn).rsplit(".", 1)[-1] == "local":
+            header["env"] = dict(os.environ)  # the local plugin's commands inherit pytest's environment now
+        return self._request(conn, become, "exec", header, stdin or b"")
+
+    def script(self, conn: Any, become: Any, source: bytes, request: Any) -> tuple[int, bytes, bytes] | None:
+        """Run a stdlib-only Python ``source`` in the agent of ``become``'s user (``REQUEST`` is ``request``).
+
+        :returns: Its exit code, stdout and stderr; None when this host and user have no agent (yet):
+            the caller takes its standard way (a module).
+        :raises AnsibleConnectionFailure: The agent was lost during the script because the host went away.
+        :raises CommandLost: The agent was lost during the script and the host still answers.
+        """
+        return self._request(conn, become, "script", {"request": request}, source)
+
+    def _request(
+        self, conn: Any, become: Any, op: str, header: dict[str, Any], payload: bytes
+    ) -> tuple[int, bytes, bytes] | None:
         transport = compat.plugin_load_name(conn).rsplit(".", 1)[-1]
         key = "-" if become is None else f"{become.name}:{become.get_option('become_user')}"
         slot = self._slots.setdefault(key, _Slot())
@@ -100,9 +118,6 @@ class CommandAgents:
         if slot.disabled:
             return None
         label = f"{self.host} (commands" + (f", become {key}" if become is not None else "") + ")"
-        header: dict[str, Any] = {"argv": argv}
-        if transport == "local":
-            header["env"] = dict(os.environ)  # the local plugin's commands inherit pytest's environment now
         if slot.agent is not None and not slot.agent.channel.alive():
             self._drop(slot)
             slot.lost(label, "the agent or its connection went away")
@@ -111,7 +126,7 @@ class CommandAgents:
         agent = slot.agent
         assert agent is not None
         try:
-            answer, out, err = agent.run(header, stdin or b"", op="exec")
+            answer, out, err = agent.run(header, payload, op=op)
         except _AgentLost as lost:
             self._drop(slot)
             failure = connection_failure(conn)

@@ -301,6 +301,27 @@ class AnsibleTransport:
                 return self._exec_once(command, input, become, become_user, None)
             return self._exec_watched(command, input, become, become_user, timeout)
 
+    def script(self, source: bytes, request: Any) -> tuple[int, bytes, bytes] | None:
+        """Run a stdlib-only Python ``source`` through the host's agent, as the host's default user
+        (``ansible_become``); ``REQUEST`` in its globals is ``request`` (JSON-friendly).
+
+        For the journal's bookkeeping, which needs no module (see :mod:`.command_agent`).
+
+        :returns: Its exit code, stdout and stderr; None when the host has no agent (yet): the
+            caller runs the module that does the same work.
+        :raises HostUnreachableError: The connection failed.
+        """
+        with self._lock:
+            self.connect()
+            conn = self._conn
+            if self._agents is None or conn is None:
+                return None
+            with ansible_output_logged(self.host, logger, prefix="ansible: "):
+                try:
+                    return self._agents.script(conn, self._become_for(None, None), source, request)
+                except Exception as err:
+                    raise self._translate(err, "(the journal's snapshot script)") from err
+
     def _exec_watched(
         self, command: str, input: bytes | None, become: bool | None, become_user: str | None, timeout: float
     ) -> tuple[int, bytes, bytes]:
@@ -587,4 +608,3 @@ def _paramiko_exec(conn: Any, command: str, in_data: bytes | None, become: Any) 
         return chan.recv_exit_status(), bytes(out_buf), bytes(err_buf)
     finally:
         chan.close()
-

@@ -14,14 +14,16 @@ Python changed anything), and stdin from the request. A command costs a fork and
 the target and a round trip on the open channel, instead of a new ``ssh`` client process.
 
 Protocol (on dup'ed copies of fds 0 and 1; the agent never prints): frames of a 4-byte
-big-endian length and the bytes. Request: a JSON header (``op``: ``run``, ``exec`` or
-``exit``), then for ``run`` the payload, for ``exec`` the command's stdin. Answer: a JSON
+big-endian length and the bytes. Request: a JSON header (``op``: ``run``, ``exec``, ``stale``,
+``script`` or ``exit``), then for ``run`` the payload, for ``exec`` the command's stdin, for
+``script`` the Python source. Answer: a JSON
 header (``rc``, or ``fallback`` with a reason, and timings), then stdout and stderr. ``stale``
 (with an empty payload) answers ``{"stale": [paths]}``: the files behind what the agent has
 loaded (its modules, its shared libraries, the interpreter, the directories of ``sys.path``,
 os-release) that changed since it preloaded the first payload's module_utils (an agent that has
 not preloaded cannot tell, and says so), so that a package change renews only the agents it
-could affect. Python 3.6+ syntax only: the target's interpreter may be older than the controller's.
+could affect. ``script`` runs a stdlib-only Python source of the controller's in a forked child
+with the header's ``request`` (the journal's snapshots: no module payload to build). Python 3.6+ syntax only: the target's interpreter may be older than the controller's.
 """
 
 import atexit
@@ -562,7 +564,65 @@ def _exec(header, data):
     return {"rc": rc, "run_ms": round((time.monotonic() - started) * 1000, 1)}, out, err
 
 
-_OPS = {"run": _run, "exec": _exec, "stale": _stale}
+_SCRIPTS = {}
+
+
+def _script(header, source):
+    """Run ``source``, stdlib-only Python of the controller's, in a forked child: what it prints is the answer.
+
+    For the controller's own bookkeeping that needs no module (the rollback journal's snapshots
+    of paths): no AnsiballZ payload to build, send and unpack, no argument spec. The source is
+    compiled once per content; the child finds the header's ``request`` as ``REQUEST``, and its
+    globals are its own, so nothing stays in the agent between calls.
+    """
+    started = time.monotonic()
+    key = hashlib.sha256(source).hexdigest()
+    code = _SCRIPTS.get(key)
+    if code is None:
+        try:
+            code = _SCRIPTS[key] = compile(source, "<mh-script>", "exec")
+        except SyntaxError as err:
+            return {"rc": 1}, b"", ("mh-warm-agent: the script does not compile: %s\n" % err).encode()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        rc = 70
+        try:
+            if _prctl is not None:
+                _prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: dies with the agent
+            os.close(out_r)
+            os.close(err_r)
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            for fd in (out_w, err_w, IN_FD, OUT_FD):
+                os.close(fd)
+            import builtins
+
+            rc = 0
+            try:
+                exec(code, {"__name__": "__mh_script__", "__builtins__": builtins, "REQUEST": header.get("request")})
+            except SystemExit as exc:
+                rc = _exit_code(exc)
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
+                rc = 1
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:
+                    pass
+        finally:
+            os._exit(rc)  # never let the child run the agent's own code
+    os.close(out_w)
+    os.close(err_w)
+    rc, out, err = _collect(pid, out_r, err_r)
+    return {"rc": rc, "run_ms": round((time.monotonic() - started) * 1000, 1)}, out, err
+
+
+_OPS = {"run": _run, "exec": _exec, "stale": _stale, "script": _script}
 
 
 def main():

@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...rollback import RollbackJournal
+from . import snapshots
 from .service_state import service_state
+from .snapshots import SNAPSHOT_DIR
 
 if TYPE_CHECKING:
     from ...host import MultihostHost
@@ -34,7 +36,6 @@ __all__ = ["SNAPSHOT_DIR", "JournalRecorder", "short_name"]
 
 log = logging.getLogger("pytest_mh_ansible.rollback")
 
-SNAPSHOT_DIR = "/var/lib/mh-ansible/snapshots"
 PATH_MODULES = {
     "copy": ("dest",),
     "template": ("dest",),
@@ -220,7 +221,7 @@ class JournalRecorder:
         if inline:
             token.arguments = {"snapshot": name, "backup_dir": SNAPSHOT_DIR}
         else:
-            host.ansible.run("mh_ansible.rollback.snapshot", paths=fresh, name=name, backup_dir=SNAPSHOT_DIR)
+            snapshots.take(host, fresh, name)
         token.snapshot = name
         token.paths = fresh
 
@@ -228,9 +229,7 @@ class JournalRecorder:
             for path in fresh:
                 self.journal.remember(f"path:{host.name}:{path}", name)
             token.snapshot = None  # kept: the journal restores (and removes) it
-            return lambda: _ok(
-                host.ansible.run("mh_ansible.rollback.restore", name=name, backup_dir=SNAPSHOT_DIR, remove=True)
-            )
+            return lambda: snapshots.restore(host, name)
 
         token.undo = undo
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Unpack, final
 
+from ...conn import ScriptTransport
 from ...errors import HostUnreachableError
 
 if TYPE_CHECKING:
@@ -109,6 +110,15 @@ class GuardedTransport:
     def exec(self, command: str, **options: Unpack[ExecOptions]) -> tuple[int, bytes, bytes]:
         with self._guarded():
             result = self.inner.exec(command, **options)
+        self._dead.answered(self.host)
+        return result
+
+    def script(self, source: bytes, request: Any) -> tuple[int, bytes, bytes] | None:
+        """The inner transport's agent runs a Python script (None: it has no agent; see ``ScriptTransport``)."""
+        if not isinstance(self.inner, ScriptTransport):
+            return None
+        with self._guarded():
+            result = self.inner.script(source, request)
         self._dead.answered(self.host)
         return result
 

@@ -131,3 +131,60 @@ def test_logs_crashes__failing_setup_and_body(pytester: pytest.Pytester, utils_l
     assert "server2: core" not in result.stdout.str()
     after = {host: ssh(utils_lab, host, listing) for host in ("server1", "server2")}
     assert after == before
+
+
+SNAPSHOT_SUITE = """
+import logging
+
+import pytest
+
+from pytest_mh_ansible import Topology, TopologyDomain, TopologyMark
+
+SYSV = TopologyMark("sysv", Topology(TopologyDomain("default", server=1)), fixtures=dict(server="default.server[0]"))
+STATE = "stat -c '%a %U %G %s' /etc/mh-snap.conf; md5sum /etc/mh-snap.conf; ls -A /var/lib/mh-ansible/snapshots 2>/dev/null; true"
+
+
+@pytest.mark.topology(SYSV)
+def test_1_prepare(server):
+    # A session-long file: written before the test scope, so the test's edit is reverted to it.
+    server.host.conn.run("printf 'port = 1\\\\nname = a\\\\n' > /etc/mh-snap.conf; chmod 0640 /etc/mh-snap.conf")
+
+
+@pytest.mark.topology(SYSV)
+def test_2_edit(server, caplog):
+    caplog.set_level(logging.DEBUG, logger="pytest_mh_ansible.rollback")
+    pytest.before = server.host.conn.run(STATE).stdout
+    assert server.config_files.line("/etc/mh-snap.conf", "port = 8080", regexp="^port")
+    server.fs.chmod("0600", "/etc/mh-snap.conf")
+    assert server.host.conn.run("cat /etc/mh-snap.conf").stdout == "port = 8080\\nname = a\\n"
+    print("LOG:", [r.getMessage() for r in caplog.records if "snapshot" in r.getMessage()])
+
+
+@pytest.mark.topology(SYSV)
+def test_3_back(server):
+    assert server.host.conn.run(STATE).stdout == pytest.before
+    server.host.conn.run("rm /etc/mh-snap.conf")
+"""
+
+
+@pytest.mark.parametrize(
+    ("executor", "by_agent"), [("warm", True), ("standard", False)], ids=["warm-agent", "standard-modules"]
+)
+def test_snapshots__taken_and_restored_by_the_agent_else_by_modules(
+    pytester: pytest.Pytester, utils_lab: Lab, executor: str, by_agent: bool
+) -> None:
+    """The journal's path snapshots: the agent's script on the warm executor, the modules on the
+    standard one; either way the file's content and mode come back and no snapshot is left."""
+    pytester.makepyfile(test_snap=SNAPSHOT_SUITE)
+    result = run(pytester, utils_lab, "-v", "-s", f"--mh-executor={executor}", "--log-level=DEBUG", "-rA")
+    result.assert_outcomes(passed=3)
+    out = result.stdout.str()
+    taken = [line for line in out.splitlines() if "LOG: " in line]
+    assert len(taken) == 1, out
+    assert ("taken by the agent in" in taken[0]) is by_agent, taken[0]
+    assert ("mh_ansible.rollback.snapshot {" in taken[0]) is not by_agent, taken[0]
+    # The restore ran in test_2's teardown: -rA shows its captured log.
+    assert ("restored by the agent in" in out) is by_agent
+    if not by_agent:
+        assert "mh_ansible.rollback.restore" in out
+    assert ssh(utils_lab, "server1", f"ls -A {SNAPSHOTS} 2>/dev/null; test -e /etc/mh-snap.conf || echo gone") == "gone\n"

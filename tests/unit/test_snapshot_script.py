@@ -1,0 +1,55 @@
+"""The journal's snapshot script (the collection's code run by the agent): the modules' layout and restore."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pytest_mh_ansible._private.rollback.snapshots import script_source
+
+
+def _run(request: dict[str, Any]) -> dict[str, Any]:
+    """What the agent does with the script: run it with ``REQUEST`` in fresh globals; its one line of JSON."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(script_source(), "<mh-script>", "exec"), {"__name__": "__mh_script__", "REQUEST": request})
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1, lines
+    return dict(json.loads(lines[0]))
+
+
+def test_snapshot_then_restore__content_mode_and_new_files_back_snapshot_removed(tmp_path: Path) -> None:
+    backups, conf = tmp_path / "snapshots", tmp_path / "etc" / "app.conf"
+    conf.parent.mkdir()
+    conf.write_text("port = 1\n")
+    conf.chmod(0o640)
+    later = tmp_path / "etc" / "new.conf"
+    taken = _run({"op": "snapshot", "paths": [str(conf), str(later)], "name": "mh-1", "backup_dir": str(backups)})
+    assert taken == {"bytes": len("port = 1\n")}
+    manifest = json.loads((backups / "mh-1" / "manifest.json").read_text())  # the modules' layout
+    assert [root["records"][0]["type"] for root in manifest["roots"]] == ["file", "absent"]
+
+    conf.write_text("port = 2\n")
+    conf.chmod(0o600)
+    later.write_text("x\n")
+    restored = _run({"op": "restore", "name": "mh-1", "backup_dir": str(backups), "remove": True})
+    assert restored == {"restored": 2, "warnings": []}
+    assert conf.read_text() == "port = 1\n"
+    assert os.stat(conf).st_mode & 0o777 == 0o640
+    assert not later.exists()
+    assert not (backups / "mh-1").exists()
+
+
+def test_errors__an_answer_the_caller_turns_into_the_module_call(tmp_path: Path) -> None:
+    """The caller falls back to the module on any error: its message is the one users see."""
+    backups = str(tmp_path / "snapshots")
+    relative = _run({"op": "snapshot", "paths": ["etc/app.conf"], "name": "mh-2", "backup_dir": backups})
+    assert relative == {"error": "path 'etc/app.conf' is not absolute"}
+    missing = _run({"op": "restore", "name": "mh-3", "backup_dir": backups, "remove": True})
+    assert "snapshot 'mh-3' not found" in missing["error"]
+    bad_name = _run({"op": "restore", "name": "../x", "backup_dir": backups, "remove": True})
+    assert "must be letters" in bad_name["error"]
