@@ -189,7 +189,9 @@ def test_reporting_lab__host_dies_mid_session(pytester: pytest.Pytester, rep_lab
     pytester.makepyfile(test_dead=HEADER + body)
     try:
         started = time.monotonic()
-        result = pytester.runpytest_subprocess(*args(rep_lab, "--junitxml=junit.xml"), timeout=240)
+        # The dead host keeps this run's lease (it cannot be given back): a short TTL, so that the next
+        # run on this lab waits seconds for it to expire, not the default minute.
+        result = pytester.runpytest_subprocess(*args(rep_lab, "--junitxml=junit.xml", "--mh-lease-ttl=3"), timeout=240)
         elapsed = time.monotonic() - started
     finally:
         # sshd back, for the other tests of this lab

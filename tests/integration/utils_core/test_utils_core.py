@@ -141,7 +141,8 @@ import pytest
 from pytest_mh_ansible import Topology, TopologyDomain, TopologyMark
 
 SYSV = TopologyMark("sysv", Topology(TopologyDomain("default", server=1)), fixtures=dict(server="default.server[0]"))
-STATE = "stat -c '%a %U %G %s' /etc/mh-snap.conf; md5sum /etc/mh-snap.conf; ls -A /var/lib/mh-ansible/snapshots 2>/dev/null; true"
+STATE = "stat -c '%a %U %G %s' /etc/mh-snap.conf; md5sum /etc/mh-snap.conf; "
+STATE += "ls -A /var/lib/mh-ansible/snapshots 2>/dev/null; true"
 
 
 @pytest.mark.topology(SYSV)
@@ -187,4 +188,5 @@ def test_snapshots__taken_and_restored_by_the_agent_else_by_modules(
     assert ("restored by the agent in" in out) is by_agent
     if not by_agent:
         assert "mh_ansible.rollback.restore" in out
-    assert ssh(utils_lab, "server1", f"ls -A {SNAPSHOTS} 2>/dev/null; test -e /etc/mh-snap.conf || echo gone") == "gone\n"
+    left = ssh(utils_lab, "server1", f"ls -A {SNAPSHOTS} 2>/dev/null; test -e /etc/mh-snap.conf || echo gone")
+    assert left == "gone\n"

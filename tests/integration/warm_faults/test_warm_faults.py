@@ -384,9 +384,11 @@ def test_session__sshd_killed_during_a_call__host_marked_dead_at_once(
     pid = next(h.pid for h in fault_lab.hosts if h.name == "server1")
     pytester.makepyfile(test_dead=textwrap.dedent(DEAD_SUITE).replace("{pid}", str(pid)))
     try:
+        # The dead host keeps the run's lease: a short TTL, so that a later run on this lab waits seconds for it.
         result = pytester.runpytest_subprocess(
-            f"--mh-inventory={fault_lab.inventory_path}", "-p", "no:cacheprovider", "-p", "no:randomly", timeout=240
-        )
+            f"--mh-inventory={fault_lab.inventory_path}", "-p", "no:cacheprovider", "-p", "no:randomly",
+            "--mh-lease-ttl=3", timeout=240,
+        )  # fmt: skip
         output = result.stdout.str()
         # The test itself passes; its rollback cannot reach the host and says so.
         assert result.parseoutcomes().get("passed") == 1, output
