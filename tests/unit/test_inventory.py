@@ -114,6 +114,27 @@ def test_inventory__magic_variables_are_included(tmp_path: Path) -> None:
     assert "hostvars" not in variables
 
 
+def test_inventory__vault_check_walks_each_hosts_own_variables_not_the_whole_inventory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``groups`` lists every host of the inventory in each host's variables: walking it for every host
+    made the load quadratic in the number of hosts (200 hosts: 85,000 calls of the check)."""
+    from pytest_mh_ansible._private.ansible import inventory
+
+    checked: list[str] = []
+    original = inventory.check_inline_vault
+    monkeypatch.setattr(
+        inventory, "check_inline_vault", lambda value, key, *rest: checked.append(key) or original(value, key, *rest)
+    )
+    write(tmp_path / "hosts.ini", INI)
+    variables = Inventory.load([str(tmp_path / "hosts.ini")]).host("client1").variables
+    assert variables["groups"]["server"] == ["server1"]  # still there for the tests
+    assert "everywhere" in checked
+    assert "role" in checked
+    assert "groups" not in checked
+    assert "hostvars" not in checked
+
+
 def test_inventory__variables_are_plain_python_types(tmp_path: Path) -> None:
     write(
         tmp_path / "hosts.yml",
