@@ -33,6 +33,7 @@ def table(result: dict[str, Any]) -> str:
     theirs = [v for v in THEIRS if v in figures]
     head = ["figure", *(VARIANTS[v] for v in ours), *(VARIANTS[v] for v in theirs)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    noisy = False
     for label, key, unit in ROWS:
         cells = [label]
         for v in ours:
@@ -43,7 +44,12 @@ def table(result: dict[str, Any]) -> str:
             base = best.get(key)
             ratio = f" ({value / base:.2f})" if value is not None and base else ""
             cells.append(fmt(value, unit) + ratio)
-        cells += [fmt(figures[v].get(key), unit) for v in theirs]
+        for v in theirs:
+            cell = fmt(figures[v].get(key), unit)
+            if _spread_wider_than_figure(result, v, key):
+                cell += " †"
+                noisy = True
+            cells.append(cell)
         lines.append("| " + " | ".join(cells) + " |")
     config = result["config"]
     load = ", ".join(f"{x:.1f}" for x in config.get("loadavg_before", []))
@@ -54,7 +60,22 @@ def table(result: dict[str, Any]) -> str:
         f"{config.get('rounds')} rounds, suite of {config.get('suite_tests')}; load average before {load}. "
         "Ratios: ours / the better of pytest-mh's eager and lazy modes."
     )
+    if noisy:
+        lines.append("")
+        lines.append(
+            "† Its rounds spread wider than the figure itself (max - min > median): an operation's figure is the "
+            "median of its tests minus that of the empty test, two medians that hold pytest-mh's per-test backup "
+            "and restore in eager mode; the ratio against it is a range, not a measure."
+        )
     return "\n".join(lines)
+
+
+def _spread_wider_than_figure(result: dict[str, Any], variant: str, key: str) -> bool:
+    """Whether an operation's per-round samples spread wider than its figure (their median)."""
+    op = key.removesuffix("_rollback_ms")
+    samples = result.get("samples", {}).get(variant, {}).get("ops_ms", {}).get(op) or []
+    figure = result["figures"][variant].get(key)
+    return op != key and len(samples) > 1 and figure is not None and max(samples) - min(samples) > abs(figure)
 
 
 def main(argv: list[str]) -> int:
