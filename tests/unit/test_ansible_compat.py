@@ -357,7 +357,7 @@ def test_reap_abandoned__waits_for_a_client_left_in_the_failing_frames() -> None
     from pytest_mh_ansible._private.ansible import compat
 
     def plugin_call() -> None:
-        client = subprocess.Popen(["sleep", "0.2"])
+        client = subprocess.Popen(["sleep", "0.2"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         client.terminate()
         raise RuntimeError(f"the host went away ({client.pid})")
 
@@ -370,3 +370,7 @@ def test_reap_abandoned__waits_for_a_client_left_in_the_failing_frames() -> None
     assert [client.returncode for client in left] == [None]
     compat.reap_abandoned(caught.value)
     assert left[0].returncode is not None
+    assert left[0].stdin is not None
+    assert left[0].stdin.closed
+    assert left[0].stdout is not None
+    assert left[0].stdout.closed

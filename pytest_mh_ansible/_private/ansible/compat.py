@@ -431,10 +431,11 @@ def reap_abandoned(err: BaseException) -> None:
     """Wait for the ssh clients a connection plugin started and gave up on (it terminated one and raised).
 
     The ssh plugin terminates its client without waiting on some failures (a become prompt that
-    never came, a host that went away mid-call): the process stays a zombie, and its ``Popen``
-    warns (ResourceWarning, an error under ``-W error``) when collected, in whatever test runs
-    then. Every ``Popen`` still in the frames of ``err``'s traceback is waited for (killed after 5 s).
-    Checked against ansible-core 2.19, 2.20 and 2.21.
+    never came, a host that went away mid-call, "Data could not be sent" when writing the payload
+    found the client exiting): the process stays a zombie, and its ``Popen`` and pipes warn
+    (ResourceWarning, an error under ``-W error``) when collected, in whatever test runs then.
+    Every ``Popen`` still in the frames of ``err``'s traceback is waited for (killed after 5 s) and
+    its pipes are closed. Checked against ansible-core 2.19, 2.20 and 2.21.
     """
     import subprocess
 
@@ -447,4 +448,8 @@ def reap_abandoned(err: BaseException) -> None:
                 except subprocess.TimeoutExpired:
                     value.kill()
                     value.wait()
+                for stream in (value.stdin, value.stdout, value.stderr):
+                    if stream is not None:
+                        with contextlib.suppress(OSError):
+                            stream.close()
         tb = tb.tb_next

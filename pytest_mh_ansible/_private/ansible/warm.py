@@ -627,11 +627,21 @@ def open_channel(
 
 
 def _dispatch(action: Any, original: compat.LowLevelExecute, cmd: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Where every action plugin's command goes: the active router of this thread, else Ansible's own path."""
+    """Where every action plugin's command goes: the active router of this thread, else Ansible's own path.
+
+    A command that fails on Ansible's own path may leave the ssh client it started un-waited (the
+    ssh plugin raises "Data could not be sent" when writing the payload found the client exiting,
+    e.g. a host whose sshd went away): it is waited for here, before the task executor turns the
+    error into an unreachable result and drops it (its ``Popen`` would warn when collected).
+    """
     router = _active.get()
-    if router is None:
-        return dict(original(action, cmd, **kwargs))
-    return router.execute(action, original, cmd, **kwargs)
+    try:
+        if router is None:
+            return dict(original(action, cmd, **kwargs))
+        return router.execute(action, original, cmd, **kwargs)
+    except Exception as err:
+        compat.reap_abandoned(err)
+        raise
 
 
 def _install_hook() -> None:
