@@ -374,3 +374,28 @@ def test_reap_abandoned__waits_for_a_client_left_in_the_failing_frames() -> None
     assert left[0].stdin.closed
     assert left[0].stdout is not None
     assert left[0].stdout.closed
+
+
+def test_routed_command__ssh_client_left_by_a_failing_command_is_waited_for() -> None:
+    """Ansible's ssh plugin raises "Data could not be sent" without waiting for the client it
+    started when writing the payload finds it exiting (the host's sshd went away); the task
+    executor then drops the error, and the client's Popen and pipes warn when collected. Every
+    routed command (warm or standard executor) has them waited for and closed first."""
+    from ansible.plugins.action import ActionBase
+
+    started: list[subprocess.Popen[bytes]] = []
+
+    def route(action: Any, original: compat.LowLevelExecute, cmd: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        client = subprocess.Popen(["sleep", "0.2"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        started.append(client)
+        raise ConnectionError(f"Data could not be sent to remote host (client {client.pid} exiting)")
+
+    compat.route_low_level_execute_command(route)
+    try:
+        with pytest.raises(ConnectionError):
+            ActionBase._low_level_execute_command(object(), "true")  # type: ignore[arg-type]
+    finally:
+        compat.route_low_level_execute_command(warm._dispatch)  # what the warm executor installs
+    assert started[0].returncode is not None
+    assert started[0].stdin is not None
+    assert started[0].stdin.closed

@@ -314,7 +314,8 @@ def route_low_level_execute_command(route: Route) -> None:
     among them) on the target. It is replaced once per process by a wrapper that names every
     argument as the installed ansible-core's signature does (2.21 added ``process_result``),
     so ``route`` gets a dict of keyword arguments whatever the caller passed positionally.
-    A second call replaces the route.
+    A second call replaces the route. A command that fails has the ssh clients it left behind
+    waited for (:func:`reap_abandoned`), whatever the route.
 
     :param route: The handler; it calls ``original`` for what it does not serve itself.
     :raises AnsibleCompatError: ActionBase has no such method.
@@ -333,7 +334,12 @@ def route_low_level_execute_command(route: Route) -> None:
         def _low_level_execute_command(self: Any, cmd: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
             bound = signature.bind_partial(self, cmd, *args, **kwargs).arguments
             named = {name: value for name, value in bound.items() if name not in ("self", "cmd")}
-            return _routed[0](self, original, cmd, named)
+            try:
+                return _routed[0](self, original, cmd, named)
+            except Exception as err:
+                # Before the task executor turns the error into a result and drops it (see reap_abandoned).
+                reap_abandoned(err)
+                raise
 
         _low_level_execute_command.__wrapped__ = original  # type: ignore[attr-defined]
         ActionBase._low_level_execute_command = _low_level_execute_command

@@ -204,7 +204,12 @@ class StandardExecutor:
     # --- module calls -------------------------------------------------------------------------
 
     def _prepare(self, host: str, task_vars: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
-        """What surrounds the TaskExecutor run of one call (the warm executor routes payloads here)."""
+        """What surrounds the TaskExecutor run of one call (the warm executor routes payloads here).
+
+        The action plugins' commands take Ansible's own path, through the compat wrapper that
+        waits for an ssh client the plugin abandoned on a failure (a host that went away).
+        """
+        compat.route_low_level_execute_command(_ansible_own_path)
         return contextlib.nullcontext()
 
     def run(
@@ -402,3 +407,10 @@ def _stdio_and_signals_kept() -> Iterator[None]:
             for signum, handler in handlers.items():
                 if handler is not None and signal.getsignal(signum) is not handler:
                     signal.signal(signum, handler)
+
+
+def _ansible_own_path(
+    action: Any, original: compat.LowLevelExecute, cmd: str, kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The route of the standard executor: the command as Ansible runs it."""
+    return dict(original(action, cmd, **kwargs))

@@ -627,21 +627,11 @@ def open_channel(
 
 
 def _dispatch(action: Any, original: compat.LowLevelExecute, cmd: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Where every action plugin's command goes: the active router of this thread, else Ansible's own path.
-
-    A command that fails on Ansible's own path may leave the ssh client it started un-waited (the
-    ssh plugin raises "Data could not be sent" when writing the payload found the client exiting,
-    e.g. a host whose sshd went away): it is waited for here, before the task executor turns the
-    error into an unreachable result and drops it (its ``Popen`` would warn when collected).
-    """
+    """Where every action plugin's command goes: the active router of this thread, else Ansible's own path."""
     router = _active.get()
-    try:
-        if router is None:
-            return dict(original(action, cmd, **kwargs))
-        return router.execute(action, original, cmd, **kwargs)
-    except Exception as err:
-        compat.reap_abandoned(err)
-        raise
+    if router is None:
+        return dict(original(action, cmd, **kwargs))
+    return router.execute(action, original, cmd, **kwargs)
 
 
 def _install_hook() -> None:
@@ -707,7 +697,7 @@ class WarmExecutor(StandardExecutor):
     def _prepare(self, host: str, task_vars: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
         mode = executor_for_host(task_vars, self.default, host=host)
         if mode != "warm":
-            return contextlib.nullcontext()
+            return super()._prepare(host, task_vars)
         if not any(name in task_vars for name in ("ansible_pipelining", "ansible_ssh_pipelining")):
             task_vars["ansible_pipelining"] = True  # the payload has to come on stdin for the agent
         _install_hook()
