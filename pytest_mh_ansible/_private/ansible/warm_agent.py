@@ -23,7 +23,9 @@ loaded (its modules, its shared libraries, the interpreter, the directories of `
 os-release) that changed since it preloaded the first payload's module_utils (an agent that has
 not preloaded cannot tell, and says so), so that a package change renews only the agents it
 could affect. ``script`` runs a stdlib-only Python source of the controller's in a forked child
-with the header's ``request`` (the journal's snapshots: no module payload to build). Python 3.6+ syntax only: the target's interpreter may be older than the controller's.
+with the header's ``request`` (the journal's snapshots: no module payload to build).
+
+Python 3.6+ syntax only: the target's interpreter may be older than the controller's.
 """
 
 import atexit
