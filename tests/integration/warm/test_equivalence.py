@@ -756,7 +756,15 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def _base_dir(on_host: Any) -> Iterator[None]:
-    on_host(f"rm -rf {BASE}; mkdir -p {BASE}")
+    # Ansible's remote tmp (root's and the lab user's) exists before the first case. A module that
+    # needs it (blockinfile, copy) warns "Module remote_tmp ... did not exist and was created" when it
+    # makes it, and only the first such call on a fresh host does: whichever case the test order put
+    # first differed between its two standard runs (CI of 6 December: blockinfile-diff, 2.21).
+    on_host(
+        f"rm -rf {BASE}; mkdir -p {BASE}; mkdir -p -m 0700 /root/.ansible/tmp\n"
+        "home=$(getent passwd labuser | cut -d: -f6)\n"
+        "mkdir -p -m 0700 $home/.ansible/tmp; chown -R labuser: $home/.ansible"
+    )
     yield
     on_host(f"rm -rf {BASE}")
 
