@@ -103,7 +103,9 @@ def test_leases__release_leaves_another_owners_lease_alone(tmp_path: Path) -> No
     theirs.close()
 
 
-def test_leases__renewal_pushes_the_expiry_and_reports_a_lost_lease(tmp_path: Path) -> None:
+def test_leases__renewal_pushes_the_expiry_and_reports_a_lost_lease(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     leases = _leases(tmp_path, "ctl-a", ttl=5)
     leases.acquire(["h1"])
     owner = Path(lease_path("h1", str(tmp_path))) / "owner"
@@ -112,6 +114,7 @@ def test_leases__renewal_pushes_the_expiry_and_reports_a_lost_lease(tmp_path: Pa
     assert int(owner.read_text().split()[1]) >= int(time.time()) + 4
     owner.write_text("ctl-x/9/run9 99999999999\n")
     assert leases.renew() == ["h1"]
+    assert "host h1: lease lost to ctl-x/9/run9" in caplog.messages
     leases.close()
 
 

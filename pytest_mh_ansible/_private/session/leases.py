@@ -227,7 +227,10 @@ class HostLeases:
                 log.warning("host %s: lease not renewed: %s", host, err)
                 continue
             if answer != "renewed":
-                log.error("host %s: lease lost to %s", host, answer.split(" ")[1:2])
+                # "lost <owner> <expiry>"; owner "none": the lease directory is gone
+                words = answer.split()
+                holder = words[1] if len(words) > 1 and words[0] == "lost" else repr(answer)
+                log.error("host %s: lease lost to %s", host, "nobody (it was removed)" if holder == "none" else holder)
                 lost.append(host)
         return lost
 
