@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The project's tests, as CI runs them: install everything, lint, unit and functional tests on each
-# supported ansible-core (2.19 on Python 3.11 with pytest 9, 2.20 on 3.12 with pytest 8, 2.21 on 3.13 with pytest 9),
-# the collection's unit tests, and meanwhile the integration tests on lab hosts against the built wheel,
-# installed into fresh virtualenvs, on the oldest (2.19 / 3.11) and the newest (2.21 / 3.13) ansible-core.
+# The project's tests, as CI runs them: install everything, lint, the docs, the unit tests on each
+# supported ansible-core (2.19 on Python 3.11 with pytest 9, 2.20 on 3.12 with pytest 8, 2.21 on 3.13), the
+# functional tests (the plugin in pytester runs) on pytest 9 and, those of collection and configuration, on
+# pytest 8, the collection's unit tests, and meanwhile the integration tests on lab hosts against the built
+# wheel, installed into fresh virtualenvs, on the oldest (2.19 / 3.11) and the newest (2.21 / 3.13)
+# ansible-core: those of the layers that use ansible-core's internals on both, every other one on one of them.
 # Nothing is taken from PATH but the system's tools: every program of Python's side comes from the
 # virtualenvs this script makes. Python 3.12 and 3.13 come from pyenv, at a fixed place (PYENV_ROOT,
 # default $HOME/.pyenv), or from MH_PYTHON312 / MH_PYTHON313; without them the run fails.
@@ -81,12 +83,13 @@ pyenv_python() {
 
 core_venv() {
     # A virtualenv with this checkout (editable), one ansible-core and one pytest: core_venv DIR PYTHON SPEC...
+    # (not the dev extra: lint runs once, in .venv).
     local dir=$1 python=$2
     shift 2
     if [ ! -x "$dir/bin/python" ]; then
         "$python" -m venv "$dir"
     fi
-    "$dir/bin/python" -m pip install -q -e '.[dev]' "$@" >/dev/null
+    "$dir/bin/python" -m pip install -q -e . 'pytest-xdist>=3.5' "$@" >/dev/null
     echo "$dir: $("$dir/bin/python" --version), ansible-core $("$dir/bin/python" -c 'import ansible.release as r; print(r.__version__)')," \
         "pytest $("$dir/bin/python" -c 'import pytest; print(pytest.__version__)')"
 }
@@ -110,39 +113,46 @@ PY=.venv/bin
 # A test that needs the lab (or root) fails instead of skipping (tests/conftest.py).
 export MH_TEST_NO_SKIP=1
 
-step "the wheel, installed into fresh virtualenvs (2.19 / Python 3.11, 2.21 / Python 3.13)"
+# The integration tests start first, in the background, the oldest and the newest ansible-core side by side
+# (each with two xdist workers), and the other steps run meanwhile. Lab hosts live on this machine, so the
+# integration tests are CPU-bound (a module call's Python runs on the same two cores as the controller):
+# the run's length is its total work. Each integration test runs once, on one of the two ansible-cores,
+# except those of the layers that use ansible-core's internals (compat.py: the warm agent and its
+# equivalence with the standard executor, its faults, the connection transports, vault and secrets), which
+# run on both. The two halves are about equal (measured alone, 2 workers: their tests' times add up to
+# 840 s and 800 s). Lab names carry the xdist worker and MH_TEST_LAB_SUFFIX (o or n, and this run's tag),
+# so no two workers share a lab. Their output is kept in files and shown when they end.
+BOTH=(tests/integration/warm tests/integration/warm_faults tests/integration/transport tests/integration/core)
+# The bench harness's smoke tests, the README's install lines and the lab builder's own tests (netns,
+# sshd, package cache) do not depend on the ansible-core. The longest tests come first in each half, so
+# that its two workers end close together.
+OLDEST_ONLY=(tests/bench tests/integration/install tests/integration/engine tests/integration/parallel
+    tests/integration/reporting tests/integration/lab tests/soak)
+NEWEST_ONLY=(tests/integration/utils_core tests/integration/export tests/integration/example
+    tests/integration/compat tests/integration/modules tests/integration/signals tests/integration/utils_net
+    tests/collection)
+oldest_log=$(mktemp)
+newest_log=$(mktemp)
+
+step "the wheel, installed into a fresh virtualenv (2.19 / Python 3.11); its integration tests started (background)"
 rm -rf dist
 "$PY/python" -m pip wheel -q --no-deps -w dist . >/dev/null
 wheel=$(ls dist/pytest_mh_ansible-*.whl)
 wheel_venv .venv-wheel "$PY/python" 'ansible-core>=2.19,<2.20'
-wheel_venv .venv-wheel-2.21 "$PY313" 'ansible-core>=2.21,<2.22'
-
-# The integration tests wait on the lab hosts more than on the CPU (measured: about a third of 2 cores busy
-# while they ran alone), so they start first, in the background, the oldest and the newest ansible-core side
-# by side, and the unit and functional tests of each ansible-core run meanwhile. Lab names carry the xdist
-# worker and MH_TEST_LAB_SUFFIX (o or n, and this run's tag), so no two workers share a lab. Their output is
-# kept in files and shown when they end.
-step "integration tests started (background): the installed wheel, ansible-core 2.19 / Python 3.11 and 2.21 / Python 3.13"
-oldest_log=$(mktemp)
-newest_log=$(mktemp)
 integration_started=$SECONDS
-# The bench harness's smoke tests and the README's install lines run once, with the oldest: they test
-# the bench scripts and pip, not the product on an ansible-core (and take minutes each). The rollback
-# soak's short profile (tests/soak: every fault kind once, hosts compared over plain ssh) runs once
-# too, with the newest, whose run is otherwise the shorter (CI of 6 December: 2.19 took 1070 s, 2.21 885 s).
-# They come first: the longest tests start early, so that the two workers of a run end close together.
-MH_TEST_INSTALLED=1 MH_TEST_LAB_SUFFIX="o$RUN_TAG" .venv-wheel/bin/pytest tests/bench tests/integration tests/collection \
+MH_TEST_INSTALLED=1 MH_TEST_LAB_SUFFIX="o$RUN_TAG" .venv-wheel/bin/pytest "${OLDEST_ONLY[@]}" "${BOTH[@]}" \
     -n 2 -p no:cacheprovider --durations=10 >"$oldest_log" 2>&1 &
 oldest=$!
-# The lab builder's own tests (netns, sshd, package cache) do not depend on the ansible-core: the oldest runs them.
-MH_TEST_INSTALLED=1 MH_TEST_LAB_SUFFIX="n$RUN_TAG" .venv-wheel-2.21/bin/pytest tests/soak tests/integration tests/collection \
-    --ignore=tests/integration/install --ignore=tests/integration/lab -n 2 -p no:cacheprovider --durations=10 \
-    >"$newest_log" 2>&1 &
+
+step "the wheel, installed into a fresh virtualenv (2.21 / Python 3.13); its integration tests started (background)"
+wheel_venv .venv-wheel-2.21 "$PY313" 'ansible-core>=2.21,<2.22'
+MH_TEST_INSTALLED=1 MH_TEST_LAB_SUFFIX="n$RUN_TAG" .venv-wheel-2.21/bin/pytest "${NEWEST_ONLY[@]}" "${BOTH[@]}" \
+    -n 2 -p no:cacheprovider --durations=10 >"$newest_log" 2>&1 &
 newest=$!
 
-# Lint, the docs and the other ansible-cores' virtualenvs come once the integration runs have started:
-# they are the longest path of the run, and these steps only compete with them for the CPU. A lint or docs
-# failure still ends the run at once (set -e; the EXIT trap stops the integration runs and their labs).
+# Lint, the docs and the other steps come once the integration runs have started: they are the longest
+# path of the run, and these steps only compete with them for the CPU. A lint or docs failure still ends
+# the run at once (set -e; the EXIT trap stops the integration runs and their labs).
 step "lint: ruff, mypy --strict"
 "$PY/ruff" check .
 "$PY/ruff" format --check .
@@ -151,9 +161,8 @@ step "lint: ruff, mypy --strict"
 step "docs: Sphinx, warnings as errors"
 bash scripts/docs.sh
 
-step "setup: .venv-core2.20 (Python 3.12, pytest 8), .venv-core2.21 (Python 3.13, pytest 9)"
+step "setup: .venv-core2.20 (Python 3.12, pytest 8)"
 core_venv .venv-core2.20 "$PY312" 'ansible-core>=2.20,<2.21' 'pytest>=8.4,<9'
-core_venv .venv-core2.21 "$PY313" 'ansible-core>=2.21,<2.22' 'pytest>=9,<10'
 
 # The foreground steps do not stop the run when they fail: the integration runs are waited for (and their
 # labs torn down) either way; the run fails at the end.
@@ -166,14 +175,17 @@ step "the collection's unit tests"
     PYTHONPATH="$PWD/../../.." "../../../../$PY/pytest" tests/unit -q -p no:cacheprovider) ||
     failed+=("the collection's unit tests")
 
-step "unit and functional tests: ansible-core 2.20, Python 3.12, pytest 8"
-.venv-core2.20/bin/pytest tests/unit tests/functional -n 2 -q -p no:randomly ||
-    failed+=("unit and functional tests, ansible-core 2.20")
+# On pytest 8, the functional tests of what pytest's versions change: collection, parametrization and
+# node ids, hooks and fixtures (test_plugin, test_topology_names), the ini file and rootdir (test_rootdir).
+# The others (reporting, xdist pools, messages) ran on pytest 9 above.
+step "unit tests and the functional tests of collection and configuration: ansible-core 2.20, Python 3.12, pytest 8"
+.venv-core2.20/bin/pytest tests/unit tests/functional/test_plugin.py tests/functional/test_topology_names.py \
+    tests/functional/test_rootdir.py -n 2 -q || failed+=("unit and functional tests, ansible-core 2.20")
 
-# The functional tests (the plugin in pytester runs, 90 % of this step's time) ran on pytest 9 (2.19) and
-# pytest 8 (2.20) above; ansible-core 2.21 gets its unit tests here and the whole integration run above.
-step "unit tests: ansible-core 2.21, Python 3.13"
-.venv-core2.21/bin/pytest tests/unit -n 2 -q || failed+=("unit tests, ansible-core 2.21")
+# The installed wheel's unit tests: the 2.21 integration run's virtualenv has all they need.
+step "unit tests: ansible-core 2.21, Python 3.13 (the installed wheel)"
+MH_TEST_INSTALLED=1 .venv-wheel-2.21/bin/pytest tests/unit -n 2 -q -p no:cacheprovider ||
+    failed+=("unit tests, ansible-core 2.21")
 
 step "integration tests: waiting for them to end"
 oldest_rc=0
