@@ -20,5 +20,7 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[dev,collections]'
+# --no-compile: the collections package alone has ~16,000 modules, and byte-compiling them all costs
+# ~40 s of CPU (measured: 53 s → 13 s for its install); Python compiles the few it imports when it does.
+.venv/bin/python -m pip install -q --no-compile -e '.[dev,collections]'
 echo "setup: $(.venv/bin/python --version), $(.venv/bin/ansible --version 2>/dev/null | sed -n 1p), $(.venv/bin/pytest --version)"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The project's tests, as CI runs them: install everything, lint, the docs, the unit tests on each
 # supported ansible-core (2.19 on Python 3.11 with pytest 9, 2.20 on 3.12 with pytest 8, 2.21 on 3.13), the
-# functional tests (the plugin in pytester runs) on pytest 9 and, those of collection and configuration, on
+# functional tests (the plugin in pytester runs) on pytest 9 and, those of configuration and node ids, on
 # pytest 8, the collection's unit tests, and meanwhile the integration tests on lab hosts against the built
 # wheel, installed into fresh virtualenvs, on the oldest (2.19 / 3.11) and the newest (2.21 / 3.13)
-# ansible-core: those of the layers that use ansible-core's internals on both, every other one on one of them.
+# ansible-core: the warm executor's on both, every other one on one of them (MH_TEST_BENCH=1 adds the bench's).
 # Nothing is taken from PATH but the system's tools: every program of Python's side comes from the
 # virtualenvs this script makes. Python 3.12 and 3.13 come from pyenv, at a fixed place (PYENV_ROOT,
 # default $HOME/.pyenv), or from MH_PYTHON312 / MH_PYTHON313; without them the run fails.
@@ -89,7 +89,7 @@ core_venv() {
     if [ ! -x "$dir/bin/python" ]; then
         "$python" -m venv "$dir"
     fi
-    "$dir/bin/python" -m pip install -q -e . 'pytest-xdist>=3.5' "$@" >/dev/null
+    "$dir/bin/python" -m pip install -q --no-compile -e . 'pytest-xdist>=3.5' "$@" >/dev/null
     echo "$dir: $("$dir/bin/python" --version), ansible-core $("$dir/bin/python" -c 'import ansible.release as r; print(r.__version__)')," \
         "pytest $("$dir/bin/python" -c 'import pytest; print(pytest.__version__)')"
 }
@@ -100,7 +100,7 @@ wheel_venv() {
     rm -rf "$dir"
     "$python" -m venv "$dir"
     "$dir/bin/python" -m pip install -q --upgrade pip >/dev/null
-    "$dir/bin/python" -m pip install -q "${wheel}[collections]" "$spec" pytest-xdist >/dev/null
+    "$dir/bin/python" -m pip install -q --no-compile "${wheel}[collections]" "$spec" pytest-xdist >/dev/null
     echo "installed $(basename "$wheel") into $dir: $("$dir/bin/python" --version)," \
         "ansible-core $("$dir/bin/python" -c 'import ansible.release as r; print(r.__version__)')"
 }
@@ -115,22 +115,27 @@ export MH_TEST_NO_SKIP=1
 
 # The integration tests start first, in the background, the oldest and the newest ansible-core side by side
 # (each with two xdist workers), and the other steps run meanwhile. Lab hosts live on this machine, so the
-# integration tests are CPU-bound (a module call's Python runs on the same two cores as the controller):
-# the run's length is its total work. Each integration test runs once, on one of the two ansible-cores,
-# except those of the layers that use ansible-core's internals (compat.py: the warm agent and its
-# equivalence with the standard executor, its faults, the connection transports, vault and secrets), which
-# run on both. The two halves are about equal (measured alone, 2 workers: their tests' times add up to
-# 840 s and 800 s). Lab names carry the xdist worker and MH_TEST_LAB_SUFFIX (o or n, and this run's tag),
-# so no two workers share a lab. Their output is kept in files and shown when they end.
-BOTH=(tests/integration/warm tests/integration/warm_faults tests/integration/transport tests/integration/core)
-# The bench harness's smoke tests, the README's install lines and the lab builder's own tests (netns,
-# sshd, package cache) do not depend on the ansible-core. The longest tests come first in each half, so
-# that its two workers end close together.
-OLDEST_ONLY=(tests/bench tests/integration/install tests/integration/engine tests/integration/parallel
-    tests/integration/reporting tests/integration/lab tests/soak)
+# integration tests are CPU-bound (a module call's Python runs on the same two cores as the controller;
+# measured alone: 704 s, both cores 95 % busy) and the run's length is its total work: each integration
+# test runs once, on one of the two ansible-cores, except the warm executor's (the layer that uses most of
+# ansible-core's internals, compat.py: its field-by-field equivalence with ansible-core's task executor,
+# and its faults), which run on both. The two halves are about equal (measured alone, 2 workers: their
+# tests' times add up to 660 s and 675 s); the longest tests come first in each, so that its two workers
+# end close together. Lab names carry the xdist worker and MH_TEST_LAB_SUFFIX (o or n, and this run's
+# tag), so no two workers share a lab. Their output is kept in files and shown when they end.
+BOTH=(tests/integration/warm tests/integration/warm_faults)
+# The README's install lines and the lab builder's own tests (netns, sshd, package cache) do not depend
+# on the ansible-core.
+OLDEST_ONLY=(tests/integration/install tests/integration/engine tests/integration/lab tests/integration/compat
+    tests/soak tests/integration/parallel tests/integration/core tests/integration/reporting)
 NEWEST_ONLY=(tests/integration/utils_core tests/integration/export tests/integration/example
-    tests/integration/compat tests/integration/modules tests/integration/signals tests/integration/utils_net
-    tests/collection)
+    tests/integration/transport tests/collection tests/integration/modules tests/integration/signals
+    tests/integration/utils_net)
+# The bench harness's smoke tests (bench/compare.py and bench/pools.py on labs of their own, ~180 s of
+# test time) test the bench scripts, not the product: MH_TEST_BENCH=1 adds them.
+if [ "${MH_TEST_BENCH:-0}" = 1 ]; then
+    OLDEST_ONLY=(tests/bench "${OLDEST_ONLY[@]}")
+fi
 oldest_log=$(mktemp)
 newest_log=$(mktemp)
 
@@ -175,12 +180,11 @@ step "the collection's unit tests"
     PYTHONPATH="$PWD/../../.." "../../../../$PY/pytest" tests/unit -q -p no:cacheprovider) ||
     failed+=("the collection's unit tests")
 
-# On pytest 8, the functional tests of what pytest's versions change: collection, parametrization and
-# node ids, hooks and fixtures (test_plugin, test_topology_names), the ini file and rootdir (test_rootdir).
-# The others (reporting, xdist pools, messages) ran on pytest 9 above.
-step "unit tests and the functional tests of collection and configuration: ansible-core 2.20, Python 3.12, pytest 8"
-.venv-core2.20/bin/pytest tests/unit tests/functional/test_plugin.py tests/functional/test_topology_names.py \
-    tests/functional/test_rootdir.py -n 2 -q || failed+=("unit and functional tests, ansible-core 2.20")
+# On pytest 8, the functional tests of what pytest's versions change most: the ini file and rootdir
+# (test_rootdir), node ids and their topology names (test_topology_names). The others ran on pytest 9 above.
+step "unit tests and the functional tests of configuration and node ids: ansible-core 2.20, Python 3.12, pytest 8"
+.venv-core2.20/bin/pytest tests/unit tests/functional/test_rootdir.py tests/functional/test_topology_names.py \
+    -n 2 -q || failed+=("unit and functional tests, ansible-core 2.20")
 
 # The installed wheel's unit tests: the 2.21 integration run's virtualenv has all they need.
 step "unit tests: ansible-core 2.21, Python 3.13 (the installed wheel)"

@@ -299,9 +299,13 @@ def readme_install_commands() -> list[str]:
 
 
 def _normalized(command: str) -> str:
-    """A pip command as a user types it: no interpreter path, no -q, no redirection."""
+    """A pip command as a user types it: no interpreter path, no -q, no redirection, no --no-compile.
+
+    ``--no-compile`` (CI's, to save the CPU of byte-compiling the collections package) changes how
+    long the install takes, not what it installs.
+    """
     command = re.sub(r"^\S*python3?\"? -m pip ", "pip ", command)
-    command = re.sub(r"\s+(-q|>/dev/null|2>&1)(?=\s|$)", "", command)
+    command = re.sub(r"\s+(-q|--no-compile|>/dev/null|2>&1)(?=\s|$)", "", command)
     return re.sub(r"\s+", " ", command).strip()
 
 
