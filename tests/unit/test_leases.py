@@ -5,13 +5,28 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from pytest_mh_ansible import HostLeaseError
 from pytest_mh_ansible._private.session.leases import HostLeases, LeaseOwner, lease_path
+
+
+@pytest.fixture(autouse=True)
+def _no_renewal_thread_left() -> Iterator[None]:
+    """Every test closes its leases: a renewal thread left running renews, later, a lease whose
+    directory is gone, and logs "lease lost" into another test's output (seen in CI, xdist)."""
+
+    def renewals() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name == "mh-lease-renewal" and t.is_alive()}
+
+    before = renewals()
+    yield
+    assert renewals() <= before, "a HostLeases of this test was not closed: its renewal thread still runs"
 
 
 class LocalTransport:
@@ -70,6 +85,7 @@ def test_leases__the_same_owner_takes_its_lease_again(tmp_path: Path) -> None:
     other = _leases(tmp_path, "ctl-a")  # same token: a second session object of the same process and run
     other.acquire(["h1"])
     leases.close()
+    other.close()
 
 
 def test_leases__a_stale_lease_is_taken_over(tmp_path: Path) -> None:
