@@ -6,10 +6,8 @@ import contextlib
 import glob
 import logging
 import os
-import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -18,7 +16,7 @@ from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 from ...errors import HostUnreachableError
 from ..secrets import mask_args, secrets
-from . import compat
+from . import compat, control_dirs
 from .collection import collections_dir
 from .inventory import Inventory, _plain
 from .runtime import ansible_output_logged, init_ansible
@@ -161,7 +159,7 @@ class StandardExecutor:
                             timeout=10,
                             check=False,
                         )
-                shutil.rmtree(cp_dir, ignore_errors=True)
+                control_dirs.remove(cp_dir)
             with contextlib.suppress(Exception):
                 self._inventory.loader.cleanup_all_tmp_files()
 
@@ -290,7 +288,7 @@ class StandardExecutor:
             task_vars["ansible_become_user"] = become_user
         if "ansible_control_path_dir" not in task_vars:
             if self._cp_dir is None:
-                self._cp_dir = tempfile.mkdtemp(prefix="mh-cpx-")
+                self._cp_dir = control_dirs.make("mh-cpx-")
             task_vars["ansible_control_path_dir"] = self._cp_dir
         play_context = PlayContext(play=play)
         with self._prepare(host, task_vars):

@@ -9,7 +9,6 @@ import os
 import re
 import select
 import shlex
-import shutil
 import socket
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from ...errors import HostUnreachableError, ProcessError, ProcessTimeoutError
 from ..secrets import secrets
-from . import compat
+from . import compat, control_dirs
 from .command_agent import CommandAgents, CommandLost
 from .runtime import ansible_output_logged, becomes_another_user, init_ansible, loading_plugins
 
@@ -201,7 +200,7 @@ class AnsibleTransport:
             conn.set_option("pty", False)
         if conn.has_option("control_path_dir") and "ansible_control_path_dir" not in tvars:
             # Not ~/.ansible/cp: a private directory, so sessions never share a master and close() can end ours.
-            self._cp_dir = tempfile.mkdtemp(prefix="mh-cp-")
+            self._cp_dir = control_dirs.make("mh-cp-")
             conn.set_option("control_path_dir", self._cp_dir)
 
     @staticmethod
@@ -276,7 +275,7 @@ class AnsibleTransport:
                 )
         cp_dir, self._cp_dir = self._cp_dir, None
         if cp_dir is not None:
-            shutil.rmtree(cp_dir, ignore_errors=True)
+            control_dirs.remove(cp_dir)
 
     # --- commands ---------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from types import FrameType
 from typing import Any, final
 
 from ...errors import MultihostError
+from ..ansible import control_dirs
 
 __all__ = ["Interrupts", "SignalRelay", "TestTimeoutError", "TestTimer"]
 
@@ -289,7 +290,12 @@ def _kill_children(frame: FrameType | None) -> None:
 
 
 def _exit_now() -> None:
-    """Exit at once (no teardown, no atexit), after writing out what was said: os._exit drops buffered output."""
+    """Exit at once (no teardown, no atexit), after writing out what was said: os._exit drops buffered output.
+
+    No transport is closed: the private ControlPath directories they made are removed here.
+    """
+    with contextlib.suppress(Exception):
+        control_dirs.remove_all()
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         with contextlib.suppress(Exception):
             if stream is not None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Callable, Iterator
@@ -88,10 +91,14 @@ def prepared(sig_lab: Lab, pytester: pytest.Pytester) -> Iterator[pytest.Pyteste
         sig_lab.run_inside(host, "rm -f /etc/mhsig.conf; userdel -r mhsiguser 2>/dev/null; true")
 
 
-def start(pytester: pytest.Pytester, lab: Lab, *more: str) -> subprocess.Popen[str]:
+def start(pytester: pytest.Pytester, lab: Lab, *more: str, tmpdir: Path | None = None) -> subprocess.Popen[str]:
+    """The inner pytest run; ``tmpdir``: its TMPDIR (where its transports make their ControlPath dirs)."""
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:benchmark"]
     cmd += [f"--mh-inventory={lab.inventory_path}", *more]
-    return subprocess.Popen(cmd, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    env = None if tmpdir is None else {**os.environ, "TMPDIR": str(tmpdir)}
+    return subprocess.Popen(
+        cmd, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
 
 
 def wait_for(proc: subprocess.Popen[str], ready: Callable[[], bool], what: str, limit: float = 120) -> None:
@@ -159,10 +166,13 @@ def test_second_signal__exits_at_once_and_lists_what_was_not_reverted(prepared: 
     (prepared.path / "slow-teardown").write_text("yes")
     # Exiting at once leaves the lease on client1 to expire by itself: a short TTL, so that the next
     # test on this lab waits seconds for it, not the default minute.
-    proc = start(prepared, sig_lab, "--mh-lease-ttl=3")
+    # A short TMPDIR of its own (a ControlPath must fit in a socket path's 108 bytes).
+    tmpdir = Path(tempfile.mkdtemp(prefix="mhsig"))
+    proc = start(prepared, sig_lab, "--mh-lease-ttl=3", tmpdir=tmpdir)
     wait_for(proc, (prepared.path / "running-client1").exists, "the test changed the host")
     proc.send_signal(signal.SIGTERM)
     wait_for(proc, (prepared.path / "in-teardown").exists, "the role's teardown started")
+    assert list(tmpdir.glob("mh-cp*")), "the session made no ControlPath directory in its TMPDIR"
     time.sleep(1.2)  # a repeat within a second counts as the same signal
     proc.send_signal(signal.SIGTERM)
     output = finish(proc, timeout=30)
@@ -171,6 +181,10 @@ def test_second_signal__exits_at_once_and_lists_what_was_not_reverted(prepared: 
     assert "  not reverted: [client1] ansible.builtin.user name=mhsiguser state=present" in output
     assert "  not reverted: [client1] ansible.builtin.copy dest=/etc/mhsig.conf" in output
     assert state(sig_lab, "client1").startswith("changed\nmhsiguser:")  # left as said
+    # No close ran, but the exit removed the session's ControlPath directories (it left three).
+    left = [path.name for path in tmpdir.glob("mh-cp*")]
+    shutil.rmtree(tmpdir, ignore_errors=True)
+    assert left == [], f"the exit at once left {left} in TMPDIR"
 
 
 IN_FLIGHT = HEADER + textwrap.dedent("""
