@@ -168,22 +168,24 @@ def test_second_signal__exits_at_once_and_lists_what_was_not_reverted(prepared: 
     # test on this lab waits seconds for it, not the default minute.
     # A short TMPDIR of its own (a ControlPath must fit in a socket path's 108 bytes).
     tmpdir = Path(tempfile.mkdtemp(prefix="mhsig"))
-    proc = start(prepared, sig_lab, "--mh-lease-ttl=3", tmpdir=tmpdir)
-    wait_for(proc, (prepared.path / "running-client1").exists, "the test changed the host")
-    proc.send_signal(signal.SIGTERM)
-    wait_for(proc, (prepared.path / "in-teardown").exists, "the role's teardown started")
-    assert list(tmpdir.glob("mh-cp*")), "the session made no ControlPath directory in its TMPDIR"
-    time.sleep(1.2)  # a repeat within a second counts as the same signal
-    proc.send_signal(signal.SIGTERM)
-    output = finish(proc, timeout=30)
+    try:
+        proc = start(prepared, sig_lab, "--mh-lease-ttl=3", tmpdir=tmpdir)
+        wait_for(proc, (prepared.path / "running-client1").exists, "the test changed the host")
+        proc.send_signal(signal.SIGTERM)
+        wait_for(proc, (prepared.path / "in-teardown").exists, "the role's teardown started")
+        assert list(tmpdir.glob("mh-cp*")), "the session made no ControlPath directory in its TMPDIR"
+        time.sleep(1.2)  # a repeat within a second counts as the same signal
+        proc.send_signal(signal.SIGTERM)
+        output = finish(proc, timeout=30)
+        # No close ran, but the exit removed the session's ControlPath directories (it left three).
+        left = [path.name for path in tmpdir.glob("mh-cp*")]
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
     assert "pytest-mh-ansible: SIGTERM received again: exiting now; 2 change(s) NOT reverted:" in output
     assert "  not reverted: [client1] ansible.builtin.user name=mhsiguser state=present" in output
     assert "  not reverted: [client1] ansible.builtin.copy dest=/etc/mhsig.conf" in output
     assert state(sig_lab, "client1").startswith("changed\nmhsiguser:")  # left as said
-    # No close ran, but the exit removed the session's ControlPath directories (it left three).
-    left = [path.name for path in tmpdir.glob("mh-cp*")]
-    shutil.rmtree(tmpdir, ignore_errors=True)
     assert left == [], f"the exit at once left {left} in TMPDIR"
 
 
