@@ -29,7 +29,7 @@ from .host import MultihostHost
 from .marks import KnownTopologyBase, KnownTopologyGroupBase, TopologyMark
 from .modules import ChangeRecorder, HostModules, ModuleResult
 from .multihost import MultihostFixture
-from .playbook import PlaybookHostStats, PlaybookResult, TaskResult
+from .playbook import PlaybookHostStats, PlaybookOptions, PlaybookResult, TaskResult
 from .registry import Registry
 from .role import MultihostRole
 from .rollback import CallRecord, JournalEntry, RollbackJournal
@@ -97,6 +97,7 @@ __all__ = [
     "Packages",
     "PlaybookError",
     "PlaybookHostStats",
+    "PlaybookOptions",
     "PlaybookResult",
     "ProcessError",
     "ProcessResult",

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, Unpack, final
+
+from .utility import _bundled
 
 if TYPE_CHECKING:
     from ._private.ansible.playbooks import PlaybookRunner
     from .conn import Connection
     from .modules import HostModules
-    from .playbook import PlaybookResult
+    from .playbook import PlaybookOptions, PlaybookResult
     from .rollback import RollbackJournal
     from .utils.config import ConfigFiles
     from .utils.crashes import Crashes
@@ -55,19 +57,7 @@ class _PlaybookOnOneHost:
         """The host the playbook is limited to (each subclass names it)."""
         raise NotImplementedError
 
-    def playbook(
-        self,
-        path: str,
-        *,
-        extra_vars: Mapping[str, Any] | None = None,
-        tags: Sequence[str] | None = None,
-        skip_tags: Sequence[str] | None = None,
-        check: bool = False,
-        become: bool | None = None,
-        revert_paths: Sequence[str] | None = None,
-        teardown: str | None = None,
-        raise_on_error: bool | None = None,
-    ) -> PlaybookResult:
+    def playbook(self, path: str, **options: Unpack[PlaybookOptions]) -> PlaybookResult:
         """Run a playbook limited to this host (for a role: the role's host), with the inventory's variables.
 
         Example::
@@ -76,31 +66,20 @@ class _PlaybookOnOneHost:
             assert result.changed_tasks   # a failing playbook raises PlaybookError
 
         :param path: Relative to pytest's rootdir (then the ini ``mh_playbook_dir``), or absolute.
-        :param check: Run in check mode (predict changes, make none).
-        :param become: Force privilege escalation on (True) for the whole play.
-        :param revert_paths: Paths the playbook changes: snapshotted before, restored at the end of the scope.
-        :param teardown: A playbook that undoes this one, run at the end of the scope if anything changed.
-        :param raise_on_error: Raise when the playbook fails; None (the default) means yes, except with ``check=True``.
+        :param options: The keywords of :class:`~pytest_mh_ansible.PlaybookOptions`: ``extra_vars``,
+            ``tags``, ``skip_tags``, ``check``, ``become``, ``revert_paths`` (paths the playbook changes:
+            snapshotted before, restored at the end of the scope), ``teardown`` (a playbook that undoes
+            this one) and ``raise_on_error`` (None, the default, means yes except with ``check=True``).
         :raises PlaybookError: A task failed, a host was unreachable, or Ansible could not run the playbook
             (a parse error): names the failed tasks, their hosts and Ansible's message.
+        :raises TypeError: An unknown keyword.
         """
         host = self._mh_playbook_host()
         if host._mh_playbooks is None:
             from .errors import MultihostError
 
             raise MultihostError(f"host {host.name!r}: playbooks need a pytest-mh-ansible session")
-        return host._mh_playbooks.run_reverted(
-            path,
-            [host],
-            extra_vars=extra_vars,
-            tags=tags,
-            skip_tags=skip_tags,
-            check=check,
-            become=become,
-            revert_paths=revert_paths,
-            teardown=teardown,
-            raise_on_error=raise_on_error,
-        )
+        return host._mh_playbooks.run_reverted(path, [host], **options)
 
 
 class MultihostHost(_PlaybookOnOneHost):
@@ -192,75 +171,22 @@ class MultihostHost(_PlaybookOnOneHost):
         return self._mh_journal
 
     # -- bundled utilities: created on first use (a subclass may assign its own in __init__) -----
-    @cached_property
-    def fs(self) -> FileSystem:
-        """Files and directories (``host.fs.write(path, text)``); see :class:`~pytest_mh_ansible.utils.FileSystem`."""
-        from .utils.fs import FileSystem
-
-        return FileSystem(self)
-
-    @cached_property
-    def svc(self) -> Services:
-        """Services (``host.svc.restart(name)``); see :class:`~pytest_mh_ansible.utils.Services`."""
-        from .utils.services import Services
-
-        return Services(self)
-
-    @cached_property
-    def users(self) -> Users:
-        """Users and groups (``host.users.add(name)``); see :class:`~pytest_mh_ansible.utils.Users`."""
-        from .utils.users import Users
-
-        return Users(self)
-
-    @cached_property
-    def pkg(self) -> Packages:
-        """Packages (``host.pkg.install(name)``); see :class:`~pytest_mh_ansible.utils.Packages`."""
-        from .utils.packages import Packages
-
-        return Packages(self)
-
-    @cached_property
-    def sysctl(self) -> Sysctl:
-        """Kernel parameters; see :class:`~pytest_mh_ansible.utils.Sysctl`."""
-        from .utils.sysctl import Sysctl
-
-        return Sysctl(self)
-
-    @cached_property
-    def config_files(self) -> ConfigFiles:
-        """Configuration files (ini options, lines, blocks); see :class:`~pytest_mh_ansible.utils.ConfigFiles`."""
-        from .utils.config import ConfigFiles
-
-        return ConfigFiles(self)
-
-    @cached_property
-    def firewall(self) -> Firewall:
-        """The firewall (``host.firewall.inbound.reject_host(address)``); see :class:`~pytest_mh_ansible.Firewall`."""
-        from .utils.firewall import Firewall
-
-        return Firewall(self)
-
-    @cached_property
-    def tc(self) -> TrafficControl:
-        """Traffic control (delay, loss, rate); see :class:`~pytest_mh_ansible.utils.TrafficControl`."""
-        from .utils.tc import TrafficControl
-
-        return TrafficControl(self)
-
-    @cached_property
-    def logs(self) -> Logs:
-        """Logs since the test started; see :class:`~pytest_mh_ansible.utils.Logs`."""
-        from .utils.logs import Logs
-
-        return Logs(self)
-
-    @cached_property
-    def crashes(self) -> Crashes:
-        """Core dumps and denials during the test; see :class:`~pytest_mh_ansible.utils.Crashes`."""
-        from .utils.crashes import Crashes
-
-        return Crashes(self)
+    fs: cached_property[FileSystem] = _bundled(
+        "fs.FileSystem", "Files and directories (``host.fs.write(path, text)``)."
+    )
+    svc: cached_property[Services] = _bundled("services.Services", "Services (``host.svc.restart(name)``).")
+    users: cached_property[Users] = _bundled("users.Users", "Users and groups (``host.users.add(name)``).")
+    pkg: cached_property[Packages] = _bundled("packages.Packages", "Packages (``host.pkg.install(name)``).")
+    sysctl: cached_property[Sysctl] = _bundled("sysctl.Sysctl", "Kernel parameters.")
+    config_files: cached_property[ConfigFiles] = _bundled(
+        "config.ConfigFiles", "Configuration files (ini options, lines, blocks)."
+    )
+    firewall: cached_property[Firewall] = _bundled(
+        "firewall.Firewall", "The firewall (``host.firewall.inbound.reject_host(address)``)."
+    )
+    tc: cached_property[TrafficControl] = _bundled("tc.TrafficControl", "Traffic control (delay, loss, rate).")
+    logs: cached_property[Logs] = _bundled("logs.Logs", "Logs since the test started.")
+    crashes: cached_property[Crashes] = _bundled("crashes.Crashes", "Core dumps and denials during the test.")
 
     @property
     def mh_vars(self) -> dict[str, Any]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, Unpack, final
 
 from ._private.teardown import TeardownStack
 from .errors import MultihostError
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ._private.ansible.playbooks import PlaybookRunner
     from ._private.session.session import ActiveTopology
     from .marks import TopologyMark
-    from .playbook import PlaybookResult
+    from .playbook import PlaybookOptions, PlaybookResult
     from .topology import Topology
 
 __all__ = ["MultihostFixture"]
@@ -78,38 +78,21 @@ class MultihostFixture:
         return {name: self.fixture(name) for name in self.topology_mark.paths}
 
     def playbook(
-        self,
-        path: str,
-        roles: Sequence[MultihostRole[Any]] | None = None,
-        *,
-        extra_vars: Mapping[str, Any] | None = None,
-        tags: Sequence[str] | None = None,
-        skip_tags: Sequence[str] | None = None,
-        check: bool = False,
-        become: bool | None = None,
-        revert_paths: Sequence[str] | None = None,
-        teardown: str | None = None,
-        raise_on_error: bool | None = None,
+        self, path: str, roles: Sequence[MultihostRole[Any]] | None = None, **options: Unpack[PlaybookOptions]
     ) -> PlaybookResult:
         """Run a playbook limited to the hosts of ``roles`` (all roles of the test when None).
 
         A relative path resolves against pytest's rootdir, then the ini ``mh_playbook_dir``.
-        The playbook sees the inventory's variables; its output goes to the test's log. A failing
-        playbook raises ``PlaybookError`` (see ``MultihostRole.playbook``).
+        The playbook sees the inventory's variables; its output goes to the test's log. The
+        keywords are those of :class:`~pytest_mh_ansible.PlaybookOptions` (as ``role.playbook()``'s).
+        A failing playbook raises ``PlaybookError`` (see ``MultihostRole.playbook``).
+
+        Example::
+
+            mh.playbook("playbooks/replicate.yml", [server, replica], extra_vars={"peers": 2})
         """
         hosts = [role.host for role in (self.roles if roles is None else roles)]
-        return self._playbooks.run_reverted(
-            path,
-            list(dict.fromkeys(hosts)),
-            extra_vars=extra_vars,
-            tags=tags,
-            skip_tags=skip_tags,
-            check=check,
-            become=become,
-            revert_paths=revert_paths,
-            teardown=teardown,
-            raise_on_error=raise_on_error,
-        )
+        return self._playbooks.run_reverted(path, list(dict.fromkeys(hosts)), **options)
 
     def _setup(self) -> None:
         """Per-test setup: hosts, controller, role utilities, roles; undone in reverse on failure."""

@@ -2,11 +2,42 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, final
+from typing import Any, TypedDict, final
 
-__all__ = ["PlaybookHostStats", "PlaybookResult", "TaskResult"]
+__all__ = ["PlaybookHostStats", "PlaybookOptions", "PlaybookResult", "TaskResult"]
+
+
+class PlaybookOptions(TypedDict, total=False):
+    """The keywords of every ``playbook()``: a host's, a role's and the ``mh`` fixture's.
+
+    A key left out takes its default (None, or False for ``check``). Type checkers check the
+    keywords of ``mh.playbook(path, roles, **options)`` against this class; at run time an unknown
+    keyword raises ``TypeError``.
+
+    Example::
+
+        mh.playbook("playbooks/cluster.yml", [server, replica], extra_vars={"size": 2}, check=True)
+
+    :ivar extra_vars: Variables given to the play, above the inventory's (secret-named ones are masked).
+    :ivar tags: Run only the tasks with these tags.
+    :ivar skip_tags: Skip the tasks with these tags.
+    :ivar check: Run in check mode (predict changes, make none).
+    :ivar become: Force privilege escalation on (True) for the whole play.
+    :ivar revert_paths: Paths the playbook changes: snapshotted before, restored at the end of the scope.
+    :ivar teardown: A playbook that undoes this one, run at the end of the scope if anything changed.
+    :ivar raise_on_error: Raise when the playbook fails; None means yes, except with ``check=True``.
+    """
+
+    extra_vars: Mapping[str, Any] | None
+    tags: Sequence[str] | None
+    skip_tags: Sequence[str] | None
+    check: bool
+    become: bool | None
+    revert_paths: Sequence[str] | None
+    teardown: str | None
+    raise_on_error: bool | None
 
 
 @final

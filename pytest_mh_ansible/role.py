@@ -6,7 +6,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from .host import MultihostHost, _PlaybookOnOneHost
-from .utility import MultihostUtility
+from .utility import MultihostUtility, _hosts_utility
 
 if TYPE_CHECKING:
     from .multihost import MultihostFixture
@@ -54,55 +54,16 @@ class MultihostRole(_PlaybookOnOneHost, Generic[HostT]):
         self.host = host
 
     # -- the host's bundled utilities, as pytest-mh's users know them: ``server.fs.write(...)`` --
-    @cached_property
-    def fs(self) -> FileSystem:
-        """The host's ``fs`` utility (see :class:`~pytest_mh_ansible.utils.FileSystem`)."""
-        return self.host.fs
-
-    @cached_property
-    def svc(self) -> Services:
-        """The host's ``svc`` utility (see :class:`~pytest_mh_ansible.utils.Services`)."""
-        return self.host.svc
-
-    @cached_property
-    def users(self) -> Users:
-        """The host's ``users`` utility (see :class:`~pytest_mh_ansible.utils.Users`)."""
-        return self.host.users
-
-    @cached_property
-    def pkg(self) -> Packages:
-        """The host's ``pkg`` utility (see :class:`~pytest_mh_ansible.utils.Packages`)."""
-        return self.host.pkg
-
-    @cached_property
-    def sysctl(self) -> Sysctl:
-        """The host's ``sysctl`` utility (see :class:`~pytest_mh_ansible.utils.Sysctl`)."""
-        return self.host.sysctl
-
-    @cached_property
-    def config_files(self) -> ConfigFiles:
-        """The host's ``config_files`` utility (see :class:`~pytest_mh_ansible.utils.ConfigFiles`)."""
-        return self.host.config_files
-
-    @cached_property
-    def firewall(self) -> Firewall:
-        """The host's ``firewall`` utility (see :class:`~pytest_mh_ansible.utils.Firewall`)."""
-        return self.host.firewall
-
-    @cached_property
-    def tc(self) -> TrafficControl:
-        """The host's ``tc`` utility (see :class:`~pytest_mh_ansible.utils.TrafficControl`)."""
-        return self.host.tc
-
-    @cached_property
-    def logs(self) -> Logs:
-        """The host's ``logs`` utility (see :class:`~pytest_mh_ansible.utils.Logs`)."""
-        return self.host.logs
-
-    @cached_property
-    def crashes(self) -> Crashes:
-        """The host's ``crashes`` utility (see :class:`~pytest_mh_ansible.utils.Crashes`)."""
-        return self.host.crashes
+    fs: cached_property[FileSystem] = _hosts_utility("fs", "FileSystem")
+    svc: cached_property[Services] = _hosts_utility("svc", "Services")
+    users: cached_property[Users] = _hosts_utility("users", "Users")
+    pkg: cached_property[Packages] = _hosts_utility("pkg", "Packages")
+    sysctl: cached_property[Sysctl] = _hosts_utility("sysctl", "Sysctl")
+    config_files: cached_property[ConfigFiles] = _hosts_utility("config_files", "ConfigFiles")
+    firewall: cached_property[Firewall] = _hosts_utility("firewall", "Firewall")
+    tc: cached_property[TrafficControl] = _hosts_utility("tc", "TrafficControl")
+    logs: cached_property[Logs] = _hosts_utility("logs", "Logs")
+    crashes: cached_property[Crashes] = _hosts_utility("crashes", "Crashes")
 
     @property
     def utilities(self) -> list[MultihostUtility[MultihostHost]]:

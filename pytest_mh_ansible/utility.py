@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Generic, TypeVar
+import importlib
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from .host import MultihostHost
@@ -44,3 +46,33 @@ class MultihostUtility(Generic[HostT]):
 
     def __mh_describe__(self) -> str:
         return f"utility {type(self).__name__} on host {self.host.name!r}"
+
+
+def _bundled(where: str, doc: str) -> cached_property[Any]:
+    """A bundled utility of a host (``utils.<where>``, "module.Class"), made on first use and kept.
+
+    ``host.py`` names its utilities by module and class, so that it does not import ``utils/``
+    (whose modules use hosts). A subclass may assign its own in ``__init__``: the assigned value
+    wins, as with any ``cached_property``. Usage (in ``host.py``)::
+
+        fs: cached_property[FileSystem] = _bundled("fs.FileSystem", "Files and directories.")
+    """
+    module, _, name = where.rpartition(".")
+
+    def make(host: Any) -> Any:
+        return getattr(importlib.import_module(f"{__package__}.utils.{module}"), name)(host)
+
+    make.__doc__ = f"{doc} See :class:`~pytest_mh_ansible.utils.{name}`."
+    make.__annotations__ = {"return": name}
+    return cached_property(make)
+
+
+def _hosts_utility(name: str, class_name: str) -> cached_property[Any]:
+    """A role's view of its host's utility ``name`` (a ``class_name``): ``server.fs`` is ``server.host.fs``."""
+
+    def get(role: Any) -> Any:
+        return getattr(role.host, name)
+
+    get.__doc__ = f"The host's ``{name}`` utility (``self.host.{name}``)."
+    get.__annotations__ = {"return": class_name}
+    return cached_property(get)

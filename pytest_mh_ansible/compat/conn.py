@@ -52,11 +52,19 @@ class Shell:
 
     def build_command_line(self, script: str, *, cwd: str | None, env: Mapping[str, Any]) -> str:
         """The command line that runs ``script`` in ``cwd`` with ``env`` exported."""
-        lines = [f"export {name}={shlex.quote(str(value))}" for name, value in env.items()]
+        lines = [self._export(name, str(value)) for name, value in env.items()]
         if cwd is not None:
-            lines.append(f"cd {shlex.quote(cwd)}")
+            lines.append(f"cd {self._quote(cwd)}")
         lines.append(script)
-        return f"{self.shell_command} {shlex.quote(chr(10).join(lines))}"
+        return f"{self.shell_command} {self._quote(chr(10).join(lines))}"
+
+    def _quote(self, value: str) -> str:
+        """``value`` as one word of this shell."""
+        return shlex.quote(value)
+
+    def _export(self, name: str, value: str) -> str:
+        """The statement that sets environment variable ``name`` for the rest of the script."""
+        return f"export {name}={self._quote(value)}"
 
 
 class Bash(Shell):
@@ -72,15 +80,11 @@ class Powershell(Shell):
     def __init__(self) -> None:
         super().__init__("powershell", "powershell -NonInteractive -Command")
 
-    def build_command_line(self, script: str, *, cwd: str | None, env: Mapping[str, Any]) -> str:
-        def quote(value: str) -> str:
-            return "'" + value.replace("'", "''") + "'"
+    def _quote(self, value: str) -> str:
+        return "'" + value.replace("'", "''") + "'"
 
-        lines = [f"$Env:{name} = {quote(str(value))}" for name, value in env.items()]
-        if cwd is not None:
-            lines.append(f"cd {quote(cwd)}")
-        lines.append(script)
-        return f"{self.shell_command} {quote(chr(10).join(lines))}"
+    def _export(self, name: str, value: str) -> str:
+        return f"$Env:{name} = {self._quote(value)}"
 
 
 class ProcessLogLevel(Enum):
@@ -90,6 +94,10 @@ class ProcessLogLevel(Enum):
     Short = auto()
     Full = auto()
     Error = auto()
+
+
+_Run = tuple[int, str, str | None, Mapping[str, Any] | None, str | None, str, str]
+"""What pytest-mh's process errors take after their first argument: id, command, cwd, env, input, stdout, stderr."""
 
 
 class ProcessError(_ProcessError):
@@ -130,24 +138,15 @@ class ProcessError(_ProcessError):
 
 
 class ProcessTimeoutError(ProcessError, _ProcessTimeoutError):
-    """A command ran out of time (killed on the host); ``timeout`` holds the seconds it had."""
+    """A command ran out of time (killed on the host); ``timeout`` holds the seconds it had.
 
-    def __init__(  # noqa: PLR0917 - pytest-mh's signature
-        self,
-        timeout: float,
-        id: int,
-        command: str,
-        cwd: str | None,
-        env: Mapping[str, Any] | None,
-        input: str | None,
-        stdout: str,
-        stderr: str,
-        *,
-        host: str = "",
-    ) -> None:
+    It takes pytest-mh's arguments: ``timeout``, then those of :class:`ProcessError` after ``rc``.
+    """
+
+    def __init__(self, timeout: float, *run: *_Run, host: str = "") -> None:
         self.timeout = timeout
-        message = f"Command #{id} timed out after {timeout:g} seconds"
-        ProcessError.__init__(self, 124, id, command, cwd, env, input, stdout, stderr, host=host, message=message)
+        message = f"Command #{run[0]} timed out after {timeout:g} seconds"
+        ProcessError.__init__(self, 124, *run, host=host, message=message)
 
 
 class ProcessResult:

@@ -23,6 +23,11 @@ _backups = itertools.count(1)
 _WRITE = "mh_ansible.rollback.write"
 
 
+def _text(contents: str, dedent: bool) -> str:
+    """``contents`` as written: without common indentation and a leading newline if ``dedent``."""
+    return textwrap.dedent(contents).lstrip("\n") if dedent else contents
+
+
 class FileSystem(MultihostUtility["MultihostHost"]):
     """Files and directories through Ansible modules; every change is undone at the end of its scope.
 
@@ -91,12 +96,18 @@ class FileSystem(MultihostUtility["MultihostHost"]):
         :param dedent: Remove the common indentation and a leading newline (for triple-quoted text).
         :returns: True when the file changed.
         """
-        text = textwrap.dedent(contents).lstrip("\n") if dedent else contents
+        return self._write_text(path, _text(contents, dedent), mode=mode, user=user, group=group)
+
+    def _write_text(self, path: str, text: str, *, mode: str | None, user: str | None, group: str | None) -> bool:
+        """The change of :meth:`write`, its text final: what a file system that writes its own way overrides."""
         return self._run(_WRITE, dest=path, content=text, mode=mode, owner=user, group=group)
 
     def append(self, path: str, contents: str, *, dedent: bool = True) -> bool:
         """Append ``contents`` to ``path`` (created when missing); undone after the test."""
-        text = textwrap.dedent(contents).lstrip("\n") if dedent else contents
+        return self._append_text(path, _text(contents, dedent))
+
+    def _append_text(self, path: str, text: str) -> bool:
+        """The change of :meth:`append`, its text final (see :meth:`_write_text`)."""
         # The sentinel keeps the file's last newline whatever a connection does with trailing newlines.
         old = self.host.conn.run(f"cat -- {shlex.quote(path)} && echo .", raise_on_error=False)
         current = old.stdout.rstrip("\n")[:-1] if old.rc == 0 else ""

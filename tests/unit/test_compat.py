@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from pytest_mh_ansible.compat import (
 )
 from pytest_mh_ansible.compat.cli import CLIBuilder
 from pytest_mh_ansible.compat.config import confdict_from_inventory
-from pytest_mh_ansible.compat.conn import Bash, Connection, ProcessError, ProcessTimeoutError
+from pytest_mh_ansible.compat.conn import Bash, Connection, Powershell, ProcessError, ProcessTimeoutError
 
 
 class _LocalTransport:
@@ -331,3 +332,23 @@ def test_compat__linux_fs_changes_are_one_command_each_and_undone_with_the_scope
     assert (gone / "inner").read_text() == "x"
     assert not (tmp_path / "a").exists()
     assert not os.path.exists(tmp)
+
+
+def test_compat__shells_quote_cwd_env_and_script_their_own_way() -> None:
+    env = {"A": "it's", "B": 2}
+    bash_script = "export A='it'\"'\"'s'\nexport B=2\ncd '/tmp/a b'\necho $A"
+    assert Bash().build_command_line("echo $A", cwd="/tmp/a b", env=env) == (
+        "/usr/bin/env bash -c " + shlex.quote(bash_script)
+    )
+    ps_script = "$Env:A = ''it''''s''\n$Env:B = ''2''\necho $Env:A"
+    assert Powershell().build_command_line("echo $Env:A", cwd=None, env=env) == (
+        f"powershell -NonInteractive -Command '{ps_script}'"
+    )
+
+
+def test_compat__process_timeout_error_takes_pytest_mh_arguments() -> None:
+    err = ProcessTimeoutError(2.5, 7, "sleep 9", "/tmp", {"K": "v"}, None, "out", "err", host="h1")
+    assert (err.timeout, err.id, err.rc, err.cwd, err.env) == (2.5, 7, 124, "/tmp", {"K": "v"})
+    assert (err.stdout_lines, err.stderr_lines) == (["out"], ["err"])
+    assert str(err).splitlines()[:3] == ["Command #7 timed out after 2.5 seconds", "Host: h1", "Command: sleep 9"]
+    assert isinstance(err, pytest_mh_ansible.ProcessTimeoutError)

@@ -29,3 +29,13 @@ def test_resolve__missing_absolute_path_does_not_claim_a_search(tmp_path: Path) 
     with pytest.raises(MultihostError) as info:
         runner.resolve(missing)
     assert str(info.value) == f"playbook {missing!r} not found"
+
+
+def test_run_reverted__unknown_keyword_names_it_and_the_known_ones(tmp_path: Path) -> None:
+    """``mh.playbook(path, roles, **options)``: a misspelt keyword fails before anything runs."""
+    runner = PlaybookRunner(("hosts.ini",), search_dirs=(str(tmp_path),))
+    with pytest.raises(TypeError) as info:
+        runner.run_reverted("play.yml", [], extra_var={"a": 1})  # type: ignore[call-arg]
+    message = str(info.value)
+    assert message.startswith("playbook('play.yml'): unknown keyword(s) extra_var; the keywords are ")
+    assert "extra_vars, raise_on_error, revert_paths, skip_tags, tags, teardown" in message

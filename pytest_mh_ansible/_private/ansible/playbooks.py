@@ -11,10 +11,10 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from ...errors import MultihostError, PlaybookError
-from ...playbook import PlaybookHostStats, PlaybookResult, TaskResult
+from ...playbook import PlaybookHostStats, PlaybookOptions, PlaybookResult, TaskResult
 from ..secrets import secrets
 from .collection import collections_dir
 
@@ -22,27 +22,9 @@ if TYPE_CHECKING:
     from ...host import MultihostHost
     from ..rollback.inverses import JournalRecorder
 
-__all__ = ["PlaybookOptions", "PlaybookRunner"]
+__all__ = ["PlaybookRunner"]
 
 log = logging.getLogger("pytest_mh_ansible.playbook")
-
-
-class PlaybookOptions(TypedDict, total=False):
-    """The keywords of ``playbook()`` (host, role, fixture) that :meth:`PlaybookRunner.run_reverted` takes.
-
-    The public methods keep their own explicit keywords (with defaults, for ``help()`` and the API
-    reference) and forward them; the runner passes them along as one. A key left out takes the
-    public default: None, or False for ``check``.
-    """
-
-    extra_vars: Mapping[str, Any] | None
-    tags: Sequence[str] | None
-    skip_tags: Sequence[str] | None
-    check: bool
-    become: bool | None
-    revert_paths: Sequence[str] | None
-    teardown: str | None
-    raise_on_error: bool | None
 
 
 @dataclass(frozen=True)
@@ -88,6 +70,10 @@ class PlaybookRunner:
             playbook fails or cannot be run; None means yes, except in check mode.
         :raises PlaybookError: See ``raise_on_error``; the undo of what changed is recorded first.
         """
+        unknown = sorted(set(options) - PlaybookOptions.__optional_keys__)
+        if unknown:
+            known = ", ".join(sorted(PlaybookOptions.__optional_keys__))
+            raise TypeError(f"playbook({path!r}): unknown keyword(s) {', '.join(unknown)}; the keywords are {known}")
         check = options.get("check", False)
         raise_on_error = options.get("raise_on_error")
         result = self._run_recorded(path, hosts, options)

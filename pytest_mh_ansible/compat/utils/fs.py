@@ -98,26 +98,15 @@ class LinuxFileSystem(FileSystem):
         return super().read(path).removesuffix("\n")
 
     # -- changes -----------------------------------------------------------------------------------------
-    def write(
-        self,
-        path: str,
-        contents: str,
-        *,
-        mode: str | None = None,
-        user: str | None = None,
-        group: str | None = None,
-        dedent: bool = True,
-    ) -> bool:
-        """Write ``contents`` to ``path`` (a directory there is replaced); undone after the test."""
-        text = textwrap.dedent(contents).lstrip("\n") if dedent else contents
+    def _write_text(self, path: str, text: str, *, mode: str | None, user: str | None, group: str | None) -> bool:
+        """``write``: a directory there is replaced; one command, undone after the test."""
         p = _q(path)
         self._change(path, f"{{ [ ! -d {p} ] || rm -rf -- {p}; }} && cat > {p}{_owner(path, mode, user, group)}",
                      input=text)  # fmt: skip
         return True
 
-    def append(self, path: str, contents: str, *, dedent: bool = True) -> bool:
-        """Append ``contents`` to ``path`` (created when missing); undone after the test."""
-        text = textwrap.dedent(contents).lstrip("\n") if dedent else contents
+    def _append_text(self, path: str, text: str) -> bool:
+        """``append``: one command, undone after the test."""
         self._change(path, f"cat >> {_q(path)}", input=text)
         return True
 
