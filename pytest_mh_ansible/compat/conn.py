@@ -8,7 +8,7 @@ import shlex
 import textwrap
 from collections.abc import Mapping, Sequence
 from enum import Enum, auto
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, Unpack
 
 from .. import Connection as AnsibleConnection
 from .. import MultihostError
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Bash",
     "Connection",
+    "ExecOptions",
     "Powershell",
     "ProcessError",
     "ProcessLogLevel",
@@ -172,6 +173,17 @@ class ProcessResult:
         return f"<ProcessResult rc={self.rc}>"
 
 
+class ExecOptions(TypedDict, total=False):
+    """The keywords of pytest-mh's ``exec``: those of :meth:`Connection.run` but the shell's."""
+
+    cwd: str | None
+    env: Mapping[str, Any] | None
+    input: str | bytes | None
+    log_level: ProcessLogLevel
+    raise_on_error: bool
+    timeout: float | None
+
+
 class Connection:
     """A pytest-mh connection over this project's (Ansible) connection of the host.
 
@@ -268,30 +280,15 @@ class Connection:
             raise error
         return result
 
-    def exec(
-        self,
-        argv: Sequence[Any],
-        *,
-        cwd: str | None = None,
-        env: Mapping[str, Any] | None = None,
-        input: str | bytes | None = None,
-        log_level: ProcessLogLevel = ProcessLogLevel.Full,
-        raise_on_error: bool = True,
-        timeout: float | None = None,
-    ) -> ProcessResult:
-        """Run a program with arguments, each quoted (no shell syntax); pytest-mh's ``exec``."""
+    def exec(self, argv: Sequence[Any], **options: Unpack[ExecOptions]) -> ProcessResult:
+        """Run a program with arguments, each quoted (no shell syntax); pytest-mh's ``exec``.
+
+        It takes the keywords of :meth:`run` that pytest-mh's ``exec`` takes (:class:`ExecOptions`).
+        """
         __tracebackhide__ = True
         if isinstance(argv, str):
             raise ValueError(f"{self.host}: exec() takes a list of arguments, got {argv!r}: did you mean run()?")
-        return self.run(
-            shlex.join(str(arg) for arg in argv),
-            cwd=cwd,
-            env=env,
-            input=input,
-            log_level=log_level,
-            raise_on_error=raise_on_error,
-            timeout=timeout,
-        )
+        return self.run(shlex.join(str(arg) for arg in argv), **options)
 
     def expect(
         self,
