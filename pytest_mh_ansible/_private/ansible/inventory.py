@@ -78,6 +78,7 @@ class InventoryHost:
 
 
 @final
+@dataclass(eq=False, repr=False)
 class Inventory:
     """An Ansible inventory read once with ansible-core, for the whole session.
 
@@ -90,29 +91,25 @@ class Inventory:
         [host.name for host in inventory.hosts_in_group("client")]  # ['client1', 'client2']
     """
 
-    def __init__(
-        self,
-        *,
-        sources: tuple[str, ...],
-        loader: DataLoader,
-        inventory_manager: InventoryManager,
-        variable_manager: VariableManager,
-        vault_secrets: VaultSecrets,
-        raw_vars: dict[str, dict[str, Any]],
-        warnings: list[str],
-    ) -> None:
-        self.sources = sources
-        self._loader = loader
-        self._inventory_manager = inventory_manager
-        self._variable_manager = variable_manager
-        self._vault_secrets = vault_secrets
-        self._raw_vars = raw_vars
-        self._warnings = warnings
+    sources: tuple[str, ...]
+    loader: DataLoader
+    """Ansible's DataLoader (with the vault secrets) for later playbook runs."""
+    inventory_manager: InventoryManager
+    """Ansible's InventoryManager, with ``--limit`` applied."""
+    variable_manager: VariableManager
+    """Ansible's VariableManager over this inventory, for later playbook runs."""
+    _vault_secrets: VaultSecrets
+    _raw_vars: dict[str, dict[str, Any]]  # each selected host's variables, merged by Ansible, not yet templated
+    _warnings: list[str]
+    groups: tuple[str, ...] = field(init=False)
+    hosts: tuple[InventoryHost, ...] = field(init=False)
 
-        self.groups: tuple[str, ...] = tuple(name for name in inventory_manager.groups if name not in _BUILTIN_GROUPS)
-        selected = {host.name for host in inventory_manager.get_hosts("all")}
+    def __post_init__(self) -> None:
+        manager = self.inventory_manager
+        self.groups = tuple(name for name in manager.groups if name not in _BUILTIN_GROUPS)
+        selected = {host.name for host in manager.get_hosts("all")}
         hosts = []
-        for name, host in inventory_manager.hosts.items():
+        for name, host in manager.hosts.items():
             if name not in selected:
                 continue
             member_of = {group.name for group in host.get_groups()}
@@ -123,7 +120,7 @@ class Inventory:
                     variables=_LazyVariables(self, name),
                 )
             )
-        self.hosts: tuple[InventoryHost, ...] = tuple(hosts)
+        self.hosts = tuple(hosts)
         self._by_name = {host.name: host for host in self.hosts}
 
     @classmethod
@@ -185,30 +182,7 @@ class Inventory:
         warnings = [secrets.mask(message) for message in capture.warnings]
         if limit and not raw_vars and manager.hosts:
             warnings.append(f"--limit {limit!r} matches no host of the inventory")
-        return cls(
-            sources=tuple(sources),
-            loader=loader,
-            inventory_manager=manager,
-            variable_manager=variable_manager,
-            vault_secrets=vault_secrets,
-            raw_vars=raw_vars,
-            warnings=warnings,
-        )
-
-    @property
-    def loader(self) -> DataLoader:
-        """Ansible's DataLoader (with the vault secrets) for later playbook runs."""
-        return self._loader
-
-    @property
-    def inventory_manager(self) -> InventoryManager:
-        """Ansible's InventoryManager, with ``--limit`` applied."""
-        return self._inventory_manager
-
-    @property
-    def variable_manager(self) -> VariableManager:
-        """Ansible's VariableManager over this inventory, for later playbook runs."""
-        return self._variable_manager
+        return cls(tuple(sources), loader, manager, variable_manager, vault_secrets, raw_vars, warnings)
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -223,7 +197,7 @@ class Inventory:
         try:
             return self._by_name[name]
         except KeyError:
-            if name in self._inventory_manager.hosts:
+            if name in self.inventory_manager.hosts:
                 raise KeyError(f"host {name!r} is excluded by --limit") from None
             known = ", ".join(self._by_name) or "none"
             raise KeyError(f"no host {name!r} in inventory {', '.join(self.sources)} (hosts: {known})") from None
@@ -239,14 +213,14 @@ class Inventory:
             known = ", ".join(self.groups) or "none"
             raise KeyError(f"no group {group!r} in inventory {', '.join(self.sources)} (groups: {known})")
         if group == "ungrouped":
-            members = {host.name for host in self._inventory_manager.groups["ungrouped"].get_hosts()}
+            members = {host.name for host in self.inventory_manager.groups["ungrouped"].get_hosts()}
             return tuple(host for host in self.hosts if host.name in members)
         return tuple(host for host in self.hosts if group in host.groups)
 
     def _compute_variables(self, name: str) -> dict[str, Any]:
         raw = self._raw_vars[name]
         with _lock, _captured_display() as capture, vault_context(self._vault_secrets):
-            templar = Templar(loader=self._loader, variables=raw)
+            templar = Templar(loader=self.loader, variables=raw)
             result = {str(key): self._render(name, key, value, templar, capture) for key, value in raw.items()}
             result.pop("hostvars", None)
         _add_secret_vars(result)
@@ -263,7 +237,7 @@ class Inventory:
         if key == "hostvars" or key not in raw:
             raise KeyError(key)
         with _lock, _captured_display() as capture, vault_context(self._vault_secrets):
-            templar = Templar(loader=self._loader, variables=raw)
+            templar = Templar(loader=self.loader, variables=raw)
             value = self._render(name, key, raw[key], templar, capture)
             # The host's secrets are known from now on, as when all its variables are rendered:
             # a playbook over the whole inventory must not print the password of a host no test used.
