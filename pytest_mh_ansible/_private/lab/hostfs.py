@@ -9,11 +9,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
-__all__ = ["MAN_DB_AUTO_UPDATE", "HostLayer", "etc_hosts", "sshd_config"]
+__all__ = ["APT_BINARY_CACHE_CONF", "MAN_DB_AUTO_UPDATE", "HostLayer", "etc_hosts", "sshd_config"]
 
 _HOST_KEYS_HIDDEN: Final = ("ssh_host_rsa_key", "ssh_host_ecdsa_key", "ssh_host_ed25519_key", "ssh_host_dsa_key")
 # Its presence makes man-db's dpkg trigger rebuild the manual index; hidden in the hosts.
 MAN_DB_AUTO_UPDATE: Final = "/var/lib/man-db/auto-update"
+# Read after every other apt.conf.d file (they are read in name order), docker-clean included.
+APT_BINARY_CACHE_CONF: Final = "/etc/apt/apt.conf.d/zz-mh-lab-binary-cache"
 # Units that a systemd host starts besides the ones systemd pulls in statically (journald, logind, dbus).
 _SYSTEMD_WANTS: Final = {"multi-user.target.wants": ("ssh.service",)}
 
@@ -117,6 +119,16 @@ class HostLayer:
         # flag file the trigger does nothing (Debian's container images carry no man-db at all).
         if Path(MAN_DB_AUTO_UPDATE).exists():
             self.whiteout(MAN_DB_AUTO_UPDATE)
+        # apt's binary package caches, as an installed Debian keeps them. Debian's container images turn
+        # them off (docker-clean: Dir::Cache::pkgcache ""), and then every apt-get, apt-mark and apt module
+        # call parses all package lists again: 1.9 s (1 s of CPU) each on a machine with the image's lists,
+        # 0.02 s with the cache. Each host builds its own, in its upper layer, on its first apt call.
+        if Path(APT_BINARY_CACHE_CONF).parent.is_dir():
+            self.write(
+                APT_BINARY_CACHE_CONF,
+                "// pytest-mh-ansible lab: apt's default binary caches (the machine's image may turn them off)\n"
+                'Dir::Cache::pkgcache "pkgcache.bin";\nDir::Cache::srcpkgcache "srcpkgcache.bin";\n',
+            )
 
     def setup_ssh(self, *, sshd_config: str, host_key: bytes, host_key_pub: str, authorized_keys: str) -> None:
         """The host's own sshd configuration and host key; the machine's host keys are not visible."""

@@ -31,6 +31,12 @@ def test_package__installs_offline_in_one_host_only(lab: Lab, ssh: Ssh) -> None:
     assert ssh(lab, "client1", "test -e /var/lib/man-db/auto-update; echo rc=$?", check=False).strip() == "rc=1"
     assert Path("/var/lib/man-db/auto-update").exists() == machine_flag
     assert ssh(lab, "client1", "tree -L 1 /srv").startswith("/srv")
+    # apt's binary cache is on in the hosts (docs/lab.md), whatever the machine's apt.conf.d says: an apt
+    # call after the install brings it up to date in the host's own /var/cache/apt, and the next reads it
+    assert ssh(lab, "client1", "apt-config dump Dir::Cache::pkgcache").strip() == 'Dir::Cache::pkgcache "pkgcache.bin";'
+    stat = "apt-cache policy tree >/dev/null && stat -c '%i %.9Y %s' /var/cache/apt/pkgcache.bin"
+    built = ssh(lab, "client1", stat)
+    assert ssh(lab, "client1", stat) == built, "apt rebuilt its cache instead of reading it"
     assert ssh(lab, "server1", "command -v tree; echo rc=$?", check=False).strip() == "rc=1"
     assert not _installed_on_machine("tree")
 
