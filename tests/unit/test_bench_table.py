@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,3 +49,12 @@ def test_table__pytest_mh_figure_whose_rounds_spread_wider_than_itself_is_marked
 def test_table__no_footnote_when_every_figure_is_steady(table: Any) -> None:
     text = table(run(eager_useradd=[20.0, 22.0, 21.0], eager_write=[30.0, 33.0, 31.8]))
     assert "†" not in text
+
+
+def test_readme__quotes_the_newest_committed_run_as_table_py_prints_it(table: Any) -> None:
+    """Issue #15: the README's performance table is the latest run's, built from its JSON, not typed."""
+    newest = max((BENCH / "results").glob("compare-*.json"), key=lambda path: path.name)
+    expected = table(json.loads(newest.read_text())).strip()
+    readme = (BENCH.parent / "README.md").read_text()
+    assert expected.splitlines()[0] in readme, f"README.md has no table with the header of {newest.name}"
+    assert expected in readme, f"README.md's performance table is not the one bench/table.py makes of {newest.name}"
