@@ -20,7 +20,14 @@ _INTERRUPTED: Mapping[str, Any] = MappingProxyType(
     {"changed": True, "mh_interrupted": True, "msg": "interrupted while in flight; it may have changed the host"}
 )
 _INTERNAL = "mh_ansible.rollback."  # the journal's own modules, never called by the user directly
-_SERVICE_MODULES = frozenset({"service", "ansible.builtin.service", "ansible.legacy.service"})
+# Action plugins that choose their module from a fact (service_mgr, pkg_mgr) and, without the host's
+# facts, run the setup module first at every call (ansible-core calls it a "very expensive step").
+_FACT_MODULES = frozenset(
+    {
+        *("service", "ansible.builtin.service", "ansible.legacy.service"),
+        *("package", "ansible.builtin.package", "ansible.legacy.package"),
+    }
+)
 
 
 @final
@@ -196,8 +203,8 @@ class HostModules:
         if both:
             raise TypeError(f"{module}: argument(s) {', '.join(sorted(both))} given both in args and as keywords")
         merged: dict[str, Any] = {**(args or {}), **kwargs}
-        if module in _SERVICE_MODULES and self._facts is None:
-            self.facts()  # the service action would otherwise run setup on every call
+        if module in _FACT_MODULES and self._facts is None:
+            self.facts()  # the service and package actions would otherwise run setup on every call
         options: ModuleCallOptions = {
             "check": check,
             "diff": diff,

@@ -314,15 +314,12 @@ def test_facts__refresh_gathers_again() -> None:
     assert modules.facts(refresh=True)["a"] == 2
 
 
-def test_service__facts_gathered_first_then_passed_to_every_call() -> None:
+@pytest.mark.parametrize("module", ["ansible.builtin.service", "ansible.builtin.package", "package"])
+def test_service_package__facts_gathered_first_then_passed_to_every_call(module: str) -> None:
     modules = _modules({"ansible_facts": {"ansible_service_mgr": "sysvinit"}}, {"changed": True}, {"changed": True})
-    modules.run("ansible.builtin.service", name="app", state="restarted")
-    modules.run("ansible.builtin.service", name="app", state="restarted")
+    modules.run(module, name="app", state="restarted")
+    modules.run(module, name="app", state="restarted")
     calls = _executor(modules).calls
-    assert [call["module"] for call in calls] == [
-        "ansible.builtin.setup",
-        "ansible.builtin.service",
-        "ansible.builtin.service",
-    ]
+    assert [call["module"] for call in calls] == ["ansible.builtin.setup", module, module]
     assert calls[1]["task_vars"] == {"ansible_facts": {"ansible_service_mgr": "sysvinit"}}
     assert calls[2]["task_vars"] == calls[1]["task_vars"]
