@@ -23,11 +23,6 @@ _backups = itertools.count(1)
 _WRITE = "mh_ansible.rollback.write"
 
 
-def _text(contents: str, dedent: bool) -> str:
-    """``contents`` as written: without common indentation and a leading newline if ``dedent``."""
-    return textwrap.dedent(contents).lstrip("\n") if dedent else contents
-
-
 class FileSystem(MultihostUtility["MultihostHost"]):
     """Files and directories through Ansible modules; every change is undone at the end of its scope.
 
@@ -81,6 +76,11 @@ class FileSystem(MultihostUtility["MultihostHost"]):
         self.host.conn.get(remote, local)
 
     # -- writing --------------------------------------------------------------------------------
+    @staticmethod
+    def _as_written(contents: str, dedent: bool) -> str:
+        """``contents`` as written: without common indentation and a leading newline if ``dedent``."""
+        return textwrap.dedent(contents).lstrip("\n") if dedent else contents
+
     def write(
         self,
         path: str,
@@ -96,7 +96,7 @@ class FileSystem(MultihostUtility["MultihostHost"]):
         :param dedent: Remove the common indentation and a leading newline (for triple-quoted text).
         :returns: True when the file changed.
         """
-        return self._write_text(path, _text(contents, dedent), mode=mode, user=user, group=group)
+        return self._write_text(path, self._as_written(contents, dedent), mode=mode, user=user, group=group)
 
     def _write_text(self, path: str, text: str, *, mode: str | None, user: str | None, group: str | None) -> bool:
         """The change of :meth:`write`, its text final: what a file system that writes its own way overrides."""
@@ -104,7 +104,7 @@ class FileSystem(MultihostUtility["MultihostHost"]):
 
     def append(self, path: str, contents: str, *, dedent: bool = True) -> bool:
         """Append ``contents`` to ``path`` (created when missing); undone after the test."""
-        return self._append_text(path, _text(contents, dedent))
+        return self._append_text(path, self._as_written(contents, dedent))
 
     def _append_text(self, path: str, text: str) -> bool:
         """The change of :meth:`append`, its text final (see :meth:`_write_text`)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import textwrap
 from typing import Any
 
 from ... import FileSystem
@@ -182,7 +181,7 @@ class LinuxFileSystem(FileSystem):
         dedent: bool = True,
     ) -> str:
         """A temporary file with ``contents`` (removed after the test); returns its path."""
-        text = "" if contents is None else (textwrap.dedent(contents).lstrip("\n") if dedent else contents)
+        text = "" if contents is None else self._as_written(contents, dedent)
         result = self._conn.run('t=$(mktemp /tmp/mh.fs.tmp.XXXXXXXXXX) && cat > "$t" && echo "$t"', input=text)
         path = result.stdout.strip()
         self.host.journal.remember(f"compat.fs:{self.host.name}:{path}", "-")
