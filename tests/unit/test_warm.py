@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from types import CodeType
+from typing import Any
 
 import pytest
 
@@ -166,5 +168,84 @@ def test_agent_stale__before_any_preload_it_cannot_tell_and_counts_as_stale(tmp_
         accepted, answer, _, _ = agent.ask(b'{"op": "stale"}')
         assert accepted == b"accepted"
         assert json.loads(answer) == {"stale": ["(no fingerprint: nothing preloaded)"], "checked": 0}
+    finally:
+        agent.close()
+
+
+def _agent_module() -> Any:
+    """The agent's source as a module of its own (imported under another name, it does not start)."""
+    import importlib.util
+
+    from pytest_mh_ansible._private.ansible.warm import _AGENT_SOURCE
+
+    spec = importlib.util.spec_from_file_location("mh_warm_agent_under_test", _AGENT_SOURCE)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_PAYLOAD = b"""from __future__ import annotations
+
+def _ansiballz_main(zip_data, params):
+    return len(zip_data), params
+
+
+if __name__ == "__main__":
+    _ansiballz_main(
+zip_data='UEsDBBQAAAAIAA==',
+params='{"ANSIBLE_MODULE_ARGS": {}}',
+)
+"""
+
+
+def _same_code(a: Any, b: Any) -> None:
+    """Code objects alike but for column positions (the zip literal is shorter in the compiled source)."""
+    assert (a.co_code, a.co_names, a.co_varnames, a.co_filename, a.co_firstlineno) == (
+        b.co_code,
+        b.co_names,
+        b.co_varnames,
+        b.co_filename,
+        b.co_firstlineno,
+    )
+    assert [type(c) for c in a.co_consts] == [type(c) for c in b.co_consts]
+    for x, y in zip(a.co_consts, b.co_consts, strict=True):
+        if isinstance(x, CodeType):
+            _same_code(x, y)
+        else:
+            assert x == y
+
+
+@pytest.mark.parametrize("by_reference", [False, True], ids=["carried", "named"])
+def test_agent_payload_code__is_the_payloads_own_code(by_reference: bool) -> None:
+    """The agent compiles a payload without its zip literal and puts the literal back as the constant:
+    the code is what compiling the whole payload gives, whether the payload carried the zip or named it."""
+    agent = _agent_module()
+    match = agent.ZIP_RE.search(_PAYLOAD)
+    assert match is not None
+    agent._zip_literals["k1"] = match.group(1)
+    payload = _PAYLOAD[: match.start(1)] + _PAYLOAD[match.end(1) :] if by_reference else _PAYLOAD
+    match = agent.ZIP_RE.search(payload)
+    code = agent._payload_code(payload, match, "k1")
+    _same_code(code, compile(_PAYLOAD, "<stdin>", "exec", dont_inherit=True))
+    assert "UEsDBBQAAAAIAA==" in code.co_consts
+
+
+def test_agent_run__a_zip_it_does_not_hold_goes_the_standard_way(tmp_path: Path) -> None:
+    """A payload that names a zip the agent never received (or carries one and names it) is not run:
+    the agent answers a fallback, and the controller runs the payload it has the standard way."""
+    import json
+    import os
+
+    from pytest_mh_ansible._private.ansible.warm import _agent_source
+
+    agent = _LocalAgent(_agent_source(), dict(os.environ), tmp_path)
+    try:
+        named = _PAYLOAD.replace(b"zip_data='UEsDBBQAAAAIAA=='", b"zip_data=''")
+        for payload in (named, _PAYLOAD):
+            accepted, answer, out, err = agent.ask(b'{"op": "run", "zip_ref": "0123abcd"}', payload)
+            assert (accepted, out, err) == (b"accepted", b"", b"")
+            assert json.loads(answer) == {"fallback": "the agent does not hold the payload zip 0123abcd"}
     finally:
         agent.close()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import hashlib
 import json
 import logging
 import os
@@ -29,7 +30,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Unpack
 
@@ -80,7 +81,9 @@ _READY = b"\nMHWARM-READY\n"
 _active: contextvars.ContextVar[_Router | None] = contextvars.ContextVar("mh_warm_router", default=None)
 
 
-_PROTOCOL = 1
+_PROTOCOL = 2
+# The base64 literal of an AnsiballZ payload's zip, as the agent finds it (warm_agent.ZIP_RE).
+_ZIP_LITERAL = re.compile(rb"\nzip_data='([A-Za-z0-9+/=]*)',\n")
 
 
 @functools.cache
@@ -210,6 +213,7 @@ class _Agent:
     pid: int = 0
     python: str = ""
     _pending: bytes = b""
+    _zips: set[str] = field(default_factory=set)  # payload zips the agent holds: named, not sent again
 
     def _read_exact(self, size: int, timeout: float | None) -> bytes:
         data = self._pending
@@ -263,6 +267,13 @@ class _Agent:
     def run(self, header: Mapping[str, Any], payload: bytes, *, op: str = "run") -> tuple[dict[str, Any], bytes, bytes]:
         """Run one payload (``op="exec"``: a command, ``payload`` its stdin); AgentError if the agent is
         gone before it took it (safe to retry), _AgentLost if it went away afterwards (it may have run)."""
+        zip_key = ""
+        if op == "run" and (match := _ZIP_LITERAL.search(payload)) is not None:
+            # A module's zip (most of its payload) is the same in each call: sent once, then named.
+            zip_key = hashlib.sha1(match.group(1)).hexdigest()
+            if zip_key in self._zips:
+                header = {**header, "zip_ref": zip_key}
+                payload = payload[: match.start(1)] + payload[match.end(1) :]
         self._send_frame(json.dumps({"op": op, **header}).encode())
         self._send_frame(payload)
         if self._read_frame() != b"accepted":
@@ -273,6 +284,8 @@ class _Agent:
             err = self._read_frame()
         except AgentError as err:
             raise _AgentLost(str(err)) from err
+        if zip_key and answer.get("kept") == zip_key:
+            self._zips.add(zip_key)
         return answer, out, err
 
     def stop(self) -> None:

@@ -16,7 +16,10 @@ the target and a round trip on the open channel, instead of a new ``ssh`` client
 Protocol (on dup'ed copies of fds 0 and 1; the agent never prints): frames of a 4-byte
 big-endian length and the bytes. Request: a JSON header (``op``: ``run``, ``exec``, ``stale``,
 ``script`` or ``exit``), then for ``run`` the payload, for ``exec`` the command's stdin, for
-``script`` the Python source. Answer: a JSON
+``script`` the Python source. A ``run`` header may name the payload's zip (``zip_ref``, its
+sha1) instead of the payload carrying it: the zip literal is then empty, and the agent uses
+the one it kept from an earlier payload (each answer of a ``run`` says ``kept`` with the sha1
+of the zip the agent holds). Answer: a JSON
 header (``rc``, or ``fallback`` with a reason, and timings), then stdout and stderr. ``stale``
 (with an empty payload) answers ``{"stale": [paths]}``: the files behind what the agent has
 loaded (its modules, its shared libraries, the interpreter, the directories of ``sys.path``,
@@ -109,6 +112,12 @@ _buffer = b""
 _preload_dir = None
 _preloaded = {}  # path inside the zip -> source bytes, for what the parent imported
 _zips = {}  # sha1 of the payload zip -> (fallback reason or None, {path in zip: code})
+_zip_literals = {}  # sha1 of the payload zip -> its base64 text, for payloads that name it instead of carrying it
+# The module_utils a module imported (its child reports them): the agent imports them too, after
+# answering, so that the module's next calls find them loaded, as they find ``basic``.
+PRELOADABLE = re.compile(r"^(ansible\.module_utils|ansible_collections\.\w+\.\w+\.plugins\.module_utils)(\.|$)")
+_preload_rounds = [0]
+_later = []  # work for after the answer is written: (function, arguments)
 
 
 def _read_exact(n):
@@ -138,22 +147,39 @@ def write_frame(data):
 # --- preloading and payload checks (parent) --------------------------------------------------
 
 
-def _preload(zip_bytes):
-    """Import the module_utils every module needs from the first payload's zip."""
+def _preload(zip_bytes, names=PRELOAD_ROOTS):
+    """Import ``names`` from a payload's zip: first the module_utils every module needs, from the
+    first payload; later those that a module's child reported it imported (see :func:`_preload_later`).
+
+    A name that fails to import is left to the modules, which import it themselves as before.
+    """
+    import shutil
+
     global _preload_dir
-    _reap_stale()
-    _preload_dir = tempfile.mkdtemp(prefix="mh-warm-%d-" % AGENT_PID)
-    path = os.path.join(_preload_dir, "preload.zip")
+    if _preload_dir is None:
+        _reap_stale()
+        _preload_dir = tempfile.mkdtemp(prefix="mh-warm-%d-" % AGENT_PID)
+    else:
+        os.mkdir(_preload_dir, 0o700)
+    _preload_rounds[0] += 1
+    # A new file name each round: zipimport caches a zip's directory by its path.
+    path = os.path.join(_preload_dir, "preload%d.zip" % _preload_rounds[0])
     try:
         with open(path, "wb") as f:
             f.write(zip_bytes)
+        _point_packages_at(path)  # the packages preloaded before search this round's zip for new modules
         sys.path.insert(0, path)
         try:
-            for name in PRELOAD_ROOTS:
-                importlib.import_module(name)
+            for name in names:
+                try:
+                    importlib.import_module(name)
+                except Exception:
+                    if name in PRELOAD_ROOTS:
+                        raise
         finally:
             sys.path.remove(path)
             sys.path_importer_cache.pop(path, None)
+            zipimport._zip_directory_cache.pop(path, None)
         with zipfile.ZipFile(path) as z:
             for module in list(sys.modules.values()):
                 filename = getattr(module, "__file__", None) or ""
@@ -163,13 +189,41 @@ def _preload(zip_bytes):
     finally:
         # Imported code lives in memory: the agent keeps no file on the target (each child points
         # the preloaded modules' files and loaders at its own payload zip, which has the same sources).
-        import shutil
-
         shutil.rmtree(_preload_dir, ignore_errors=True)
     _take_fingerprint()
     gc.collect()
     if hasattr(gc, "freeze"):
         gc.freeze()
+
+
+def _point_packages_at(zip_path):
+    """Make the preloaded packages' submodule search (``__path__``) look into ``zip_path``."""
+    for module in list(sys.modules.values()):
+        search = getattr(module, "__path__", None)
+        filename = getattr(module, "__file__", None) or ""
+        if search is None or not filename.startswith(_preload_dir + os.sep):
+            continue
+        inner = filename.split(".zip" + os.sep, 1)[1]
+        new = [os.path.join(zip_path, os.path.dirname(inner))]
+        if isinstance(search, list):
+            search[:] = new
+        else:
+            module.__path__ = new
+
+
+def _preload_later(key, names_r):
+    """Queue the preload of what a module's child reported it imported and the agent has not."""
+    chunks = []
+    while True:
+        chunk = os.read(names_r, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(names_r)
+    names = [name for name in b"".join(chunks).decode("ascii", "replace").split() if PRELOADABLE.match(name)]
+    names = [name for name in names if name not in sys.modules]
+    if names and _preload_dir is not None:
+        _later.append((_preload, (base64.b64decode(_zip_literals[key]), sorted(names))))
 
 
 def _loaded_files():
@@ -207,7 +261,8 @@ _libraries_unknown = False
 def _take_fingerprint():
     """Once the module_utils are preloaded (commands-only agents never need it, nor pay for it)."""
     for path in _loaded_files():
-        _fingerprint[path] = _stat_key(path)
+        if path not in _fingerprint:
+            _fingerprint[path] = _stat_key(path)
 
 
 def _stale(header, payload):
@@ -244,9 +299,8 @@ def _reap_stale():
             continue
 
 
-def _check_zip(zip_b64):
+def _check_zip(zip_b64, key):
     """(fallback reason or None, code cache) for a payload zip; computed once per zip."""
-    key = hashlib.sha1(zip_b64).hexdigest()
     if key in _zips:
         return _zips[key]
     zip_bytes = base64.b64decode(zip_b64)
@@ -279,6 +333,23 @@ def _relocated(code, filename):
     return code.replace(co_filename=filename, co_consts=consts)
 
 
+class _LazyZipLoader:
+    """A preloaded module's loader: the payload zip's zipimporter of its directory, made when first used.
+
+    Only a traceback's source lines (or a module reading its own resources) need one; making
+    one for each directory of the preloaded modules in every child cost milliseconds.
+    """
+
+    def __init__(self, prefix):
+        self._prefix = prefix
+        self._real = None
+
+    def __getattr__(self, name):
+        if self._real is None:
+            self._real = zipimport.zipimporter(self._prefix)
+        return getattr(self._real, name)
+
+
 class _PayloadZipFinder:
     """Once the wrapper has put the payload zip on sys.path, point preloaded packages at it."""
 
@@ -298,7 +369,7 @@ class _PayloadZipFinder:
                 # Source lines for tracebacks come from the module's loader: the payload zip's.
                 parent = os.path.dirname(inner)
                 if parent not in loaders:
-                    loaders[parent] = zipimport.zipimporter(os.path.join(payload_zip, parent) + os.sep)
+                    loaders[parent] = _LazyZipLoader(os.path.join(payload_zip, parent) + os.sep)
                 module.__loader__ = loaders[parent]
                 search = getattr(module, "__path__", None)
                 if search is not None:
@@ -371,12 +442,29 @@ except Exception:
     _prctl = None
 
 
-def _child(header, payload, code_cache, out_w, err_w):
+def _report_imports(names_w):
+    """Tell the agent which module_utils this module imported from its payload (names, one a line)."""
+    try:
+        names = [
+            name
+            for name, module in list(sys.modules.items())
+            if PRELOADABLE.match(name) and "_payload.zip" + os.sep in (getattr(module, "__file__", None) or "")
+        ]
+        data = "\n".join(names).encode("ascii", "replace")
+        if len(data) > 60000:  # within the pipe's buffer: the write never blocks
+            data = data[: data.rfind(b"\n", 0, 60000)]
+        os.write(names_w, data)
+    except Exception:
+        pass
+
+
+def _child(header, code, code_cache, pipes):
     """Become what ``/bin/sh -c 'python3'`` with the payload on stdin would be, and run it."""
     if _prctl is not None:
         _prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
         if os.getppid() != AGENT_PID:
             os._exit(137)
+    out_w, err_w, names_w = pipes  # stdout, stderr, and the names of the module_utils it imported
     os.dup2(out_w, 1)
     os.dup2(err_w, 2)
     os.close(out_w)
@@ -405,7 +493,7 @@ def _child(header, payload, code_cache, out_w, err_w):
     sys.modules["__main__"] = main
     rc = 0
     try:
-        exec(compile(payload, "<stdin>", "exec"), main.__dict__)
+        exec(code, main.__dict__)
     except SystemExit as exc:
         rc = _exit_code(exc)
     except BaseException:
@@ -428,30 +516,67 @@ def _child(header, payload, code_cache, out_w, err_w):
             stream.flush()
         except Exception:
             pass
+    _report_imports(names_w)
     os._exit(rc)
+
+
+def _payload_code(payload, match, key):
+    """The payload's code object, as ``compile(payload, "<stdin>", "exec")`` makes it.
+
+    The zip's base64 literal is most of a payload's source: the source is compiled with a
+    placeholder in its place, and the placeholder constant is then swapped for the literal's
+    text, which gives the same code object for a fraction of the compile time. The literal
+    may be empty (the payload names its zip, ``zip_ref``, and the agent holds the text).
+    """
+    placeholder = "mh-warm-zip-" + key
+    source = payload[: match.start(1)] + placeholder.encode() + payload[match.end(1) :]
+    literal = _zip_literals[key].decode("ascii")
+
+    def swap(code):
+        consts = tuple(
+            literal if c == placeholder else swap(c) if isinstance(c, types.CodeType) else c for c in code.co_consts
+        )
+        return code.replace(co_consts=consts)
+
+    return swap(compile(source, "<stdin>", "exec", dont_inherit=True))
 
 
 def _run(header, payload):
     match = ZIP_RE.search(payload)
     if match is None:
         return {"fallback": "not an AnsiballZ payload"}, b"", b""
+    ref = header.get("zip_ref")
+    if ref:
+        if match.group(1) or ref not in _zip_literals:
+            return {"fallback": "the agent does not hold the payload zip %s" % ref}, b"", b""
+        key = ref
+    else:
+        key = hashlib.sha1(match.group(1)).hexdigest()
+        _zip_literals.setdefault(key, match.group(1))
+    kept = {"kept": key}  # the controller may name this zip instead of sending it from now on
     names = set(header.get("env_add") or ())
     startup = sorted(name for name in names if STARTUP_ENV.match(name))
     if startup:
-        return {"fallback": "the task sets %s, read at interpreter start" % ", ".join(startup)}, b"", b""
+        return dict(kept, fallback="the task sets %s, read at interpreter start" % ", ".join(startup)), b"", b""
     started = time.monotonic()
-    reason, code_cache = _check_zip(match.group(1))
+    reason, code_cache = _check_zip(_zip_literals[key], key)
     if reason is not None:
-        return {"fallback": reason}, b"", b""
+        return dict(kept, fallback=reason), b"", b""
+    try:
+        code = _payload_code(payload, match, key)
+    except (SyntaxError, ValueError) as err:  # this interpreter cannot read it: the standard path says how
+        return dict(kept, fallback="the payload does not compile here (%s)" % err), b"", b""
     prepared = time.monotonic()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    names_r, names_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(out_r)
             os.close(err_r)
-            _child(header, payload, code_cache, out_w, err_w)
+            os.close(names_r)
+            _child(header, code, code_cache, (out_w, err_w, names_w))
         except SystemExit:
             if FAST_EXIT:
                 os._exit(70)
@@ -461,12 +586,14 @@ def _run(header, payload):
         os._exit(70)  # never let the child run the agent's own code
     os.close(out_w)
     os.close(err_w)
+    os.close(names_w)
     rc, out, err = _collect(pid, out_r, err_r)
+    _preload_later(key, names_r)
     timing = {
         "prepare_ms": round((prepared - started) * 1000, 1),
         "run_ms": round((time.monotonic() - prepared) * 1000, 1),
     }
-    return dict(rc=rc, **timing), out, err
+    return dict(kept, rc=rc, **timing), out, err
 
 
 def _collect(pid, out_r, err_r, in_w=-1, data=b"", *, group=False):
@@ -629,7 +756,7 @@ _OPS = {"run": _run, "exec": _exec, "stale": _stale, "script": _script}
 
 def main():
     os.write(OUT_FD, b"\nMHWARM-READY\n")
-    write_frame(json.dumps({"protocol": 1, "pid": AGENT_PID, "python": sys.version.split()[0]}).encode())
+    write_frame(json.dumps({"protocol": 2, "pid": AGENT_PID, "python": sys.version.split()[0]}).encode())
     while True:
         raw = read_frame()
         if raw is None:
@@ -646,6 +773,9 @@ def main():
         write_frame(json.dumps(answer).encode())
         write_frame(out)
         write_frame(err)
+        while _later:  # the answer is out: the controller is not kept waiting for this
+            function, args = _later.pop(0)
+            function(*args)
 
 
 if __name__ == "mh_warm_agent":  # run by the boot reader on the target; importing this module does nothing

@@ -24,7 +24,9 @@ from typing import Any
 
 import pytest
 
+from pytest_mh_ansible._private.ansible import warm as warm_module
 from pytest_mh_ansible._private.ansible.executor import StandardExecutor
+from pytest_mh_ansible._private.ansible.inventory import Inventory
 from pytest_mh_ansible._private.ansible.warm import WarmExecutor
 from pytest_mh_ansible.lab import dummy_init_script
 
@@ -849,6 +851,9 @@ def test_same_result(
         second = runner.run(standard_again)
         served = runner.run(warm)
         route = warm.last_route
+        # Again: the agent holds the module's zip (the payload names it) and has imported its module_utils.
+        served_again = runner.run(warm)
+        route_again = warm.last_route
     finally:
         runner.teardown()
 
@@ -858,18 +863,20 @@ def test_same_result(
     again = ("standard", "standard_again")
     noise = differences(normalized(first, case.module), normalized(second, case.module), names=again)
     assert not noise, "two standard runs differ beyond the normalizers:\n" + "\n".join(noise)
-    found = differences(normalized(first, case.module), normalized(served, case.module))
-    assert not found, (
-        "the warm executor's result differs:\n"
-        + "\n".join(found)
-        + f"\n--- standard:\n{_dump(first)}\n--- warm:\n{_dump(served)}"
-    )
-    if case.payload:
-        assert route[0] >= 1, f"no module payload went to the agent (route {route})"
-        assert route[1] == 0, f"a module payload fell back to the standard path (route {route})"
-        assert warm.agents(), "no warm agent is running"
-    else:
-        assert route[1] == 0, f"a call without module payload fell back (route {route})"
+    for which, result in (("warm", served), ("warm, its second call", served_again)):
+        found = differences(normalized(first, case.module), normalized(result, case.module), names=("standard", which))
+        assert not found, (
+            f"the {which} result differs:\n"
+            + "\n".join(found)
+            + f"\n--- standard:\n{_dump(first)}\n--- {which}:\n{_dump(result)}"
+        )
+    for taken in (route, route_again):
+        if case.payload:
+            assert taken[0] >= 1, f"no module payload went to the agent (route {taken})"
+            assert taken[1] == 0, f"a module payload fell back to the standard path (route {taken})"
+            assert warm.agents(), "no warm agent is running"
+        else:
+            assert taken[1] == 0, f"a call without module payload fell back (route {taken})"
 
 
 @pytest.mark.parametrize("normalizer", NORMALIZERS, ids=[n.name for n in NORMALIZERS])
@@ -952,3 +959,89 @@ def test_close_leaves_nothing_on_the_target(warm: WarmExecutor, standard: Standa
     # The executor may be used again: a new agent serves the next call.
     assert warm.run("server1", "ansible.builtin.ping", {}, **_CALL)["ping"] == "pong"
     assert warm.last_route == (1, 0)
+
+
+def test_a_module_zip_is_sent_once_then_named(inventory: Inventory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent keeps each module's zip (most of a payload): the next call of the module names it instead
+    of sending it again, and gets the same result; another module's zip is sent in full once too."""
+    frames: list[int] = []
+    send_frame = warm_module._Agent._send_frame
+
+    def counting(agent: Any, data: bytes) -> None:
+        frames.append(len(data))
+        send_frame(agent, data)
+
+    monkeypatch.setattr(warm_module._Agent, "_send_frame", counting)
+    fresh = WarmExecutor(inventory)  # its agents hold no zip yet
+    try:
+        payloads: list[int] = []
+        results = []
+        for module, args in [
+            ("ansible.builtin.stat", {"path": "/etc/hostname"}),
+            ("ansible.builtin.stat", {"path": "/etc/hostname"}),
+            ("ansible.builtin.ping", {}),
+            ("ansible.builtin.ping", {}),
+            ("ansible.builtin.stat", {"path": "/etc/passwd"}),
+        ]:
+            frames.clear()
+            results.append(fresh.run("server1", module, args, **_CALL))
+            assert fresh.last_route == (1, 0), f"{module} was not served by the agent"
+            payloads.append(frames[-1])  # a call's frames: its header, then its payload
+    finally:
+        fresh.close()
+    full_stat, named_stat, full_ping, named_ping, other_stat = payloads
+    assert min(full_stat, full_ping) > 50_000, payloads
+    assert max(named_stat, named_ping, other_stat) < 20_000, payloads
+    first, second = ({k: v for k, v in r["stat"].items() if k != "atime"} for r in results[:2])  # stat reads it
+    assert first == second
+    assert results[1]["stat"]["path"] == "/etc/hostname"
+    assert results[4]["stat"]["path"] == "/etc/passwd"
+    assert results[2]["ping"] == results[3]["ping"] == "pong"
+
+
+_LOADED_MODULE_UTILS = b"""
+import sys
+print(" ".join(sorted(name for name in sys.modules if name.startswith("ansible.module_utils."))))
+"""
+
+
+def test_a_modules_module_utils_are_loaded_in_the_agent_after_its_first_call(inventory: Inventory) -> None:
+    """What a module imported beyond ``basic`` (``setup``: the facts package) is imported by the agent once
+    the call is answered: the module's next calls fork with it loaded, as with ``basic``."""
+    fresh = WarmExecutor(inventory)
+    facts = "ansible.module_utils.facts.ansible_collector"
+
+    def loaded() -> set[str]:
+        (agent,) = fresh._pool.agents()
+        answer, out, err = agent.run({}, _LOADED_MODULE_UTILS, op="script")
+        assert answer["rc"] == 0, err
+        return set(out.decode().split())
+
+    try:
+        args = {"gather_subset": ["!all"], "filter": ["ansible_distribution*"]}
+        first = fresh.run("server1", "ansible.builtin.setup", args, **_CALL)
+        after_first = loaded()
+        second = fresh.run("server1", "ansible.builtin.setup", args, **_CALL)
+        assert fresh.last_route == (1, 0)
+    finally:
+        fresh.close()
+    assert "ansible.module_utils.basic" in after_first
+    assert facts in after_first
+    assert first["ansible_facts"] == second["ansible_facts"]
+    assert first["ansible_facts"]["ansible_distribution"]
+
+
+def test_a_module_utils_not_loaded_before_a_module_imports_it(inventory: Inventory) -> None:
+    """The agent imports only ``basic`` up front and what modules imported: a ``ping`` agent has no facts."""
+    fresh = WarmExecutor(inventory)
+    try:
+        fresh.run("server1", "ansible.builtin.ping", {}, **_CALL)
+        fresh.run("server1", "ansible.builtin.ping", {}, **_CALL)
+        (agent,) = fresh._pool.agents()
+        answer, out, _ = agent.run({}, _LOADED_MODULE_UTILS, op="script")
+    finally:
+        fresh.close()
+    assert answer["rc"] == 0
+    names = set(out.decode().split())
+    assert "ansible.module_utils.basic" in names
+    assert not any(name.startswith("ansible.module_utils.facts") for name in names), sorted(names)
