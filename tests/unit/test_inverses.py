@@ -118,6 +118,9 @@ def test_recorder__host_with_an_agent__snapshot_and_restore_by_it_and_logged_as_
     name = conn.requests[0]["name"]
     assert [(r["op"], r["name"]) for r in conn.requests] == [("snapshot", name), ("restore", name)]
     assert conn.requests[0]["paths"] == ["/etc/a.conf"]
+    # lineinfile creates missing parents: the agent's script finds the topmost missing one, no command does.
+    assert conn.requests[0]["missing_parents"] is True
+    assert conn.commands == []
     # The export still sees the modules that do the same (it replays them with ansible-playbook).
     assert [(call.name, call.reverting) for call in journal.closed_calls if call.name.startswith("mh_ansible")] == [
         ("mh_ansible.rollback.snapshot", False),
@@ -141,6 +144,9 @@ def test_recorder__agent_script_fails__the_modules_do_the_snapshot_and_the_resto
         "mh_ansible.rollback.restore",
     ]
     assert journal.history[-1] == "[server1] reverted: ansible.builtin.lineinfile path=/etc/a.conf"
+    # Without the agent's script, one command finds the topmost missing parent for the module.
+    assert len(conn.commands) == 1
+    assert "dirname" in conn.commands[0]
 
 
 def test_recorder__latest_on_an_installed_package__not_reverted_never_reverted() -> None:

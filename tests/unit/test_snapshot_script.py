@@ -29,7 +29,7 @@ def test_snapshot_then_restore__content_mode_and_new_files_back_snapshot_removed
     conf.chmod(0o640)
     later = tmp_path / "etc" / "new.conf"
     taken = _run({"op": "snapshot", "paths": [str(conf), str(later)], "name": "mh-1", "backup_dir": str(backups)})
-    assert taken == {"bytes": len("port = 1\n")}
+    assert taken == {"bytes": len("port = 1\n"), "paths": [str(conf), str(later)]}
     manifest = json.loads((backups / "mh-1" / "manifest.json").read_text())  # the modules' layout
     assert [root["records"][0]["type"] for root in manifest["roots"]] == ["file", "absent"]
 
@@ -42,6 +42,22 @@ def test_snapshot_then_restore__content_mode_and_new_files_back_snapshot_removed
     assert os.stat(conf).st_mode & 0o777 == 0o640
     assert not later.exists()
     assert not (backups / "mh-1").exists()
+
+
+def test_snapshot_from_missing_parents__starts_at_the_topmost_missing_directory(tmp_path: Path) -> None:
+    """For a module that creates missing parents: the snapshot (and the paths it answers) starts at the
+    topmost missing one, so the restore removes the directories the module made, not only the file."""
+    backups, etc = tmp_path / "snapshots", tmp_path / "etc"
+    etc.mkdir()
+    deep, beside = etc / "app.d" / "sub" / "x.conf", etc / "y.conf"
+    request = {"op": "snapshot", "name": "mh-4", "backup_dir": str(backups), "missing_parents": True}
+    taken = _run({**request, "paths": [str(deep), str(etc / "app.d" / "z.conf"), str(beside)]})
+    assert taken["paths"] == [str(etc / "app.d"), str(beside)]
+    deep.parent.mkdir(parents=True)
+    deep.write_text("new\n")
+    beside.write_text("new\n")
+    assert _run({"op": "restore", "name": "mh-4", "backup_dir": str(backups), "remove": True})["warnings"] == []
+    assert sorted(p.name for p in etc.iterdir()) == []
 
 
 def test_errors__an_answer_the_caller_turns_into_the_module_call(tmp_path: Path) -> None:

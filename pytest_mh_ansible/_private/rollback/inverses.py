@@ -62,18 +62,6 @@ _READ_ONLY_MODULES = {
 _counter = itertools.count(1)
 
 
-def _topmost_missing(host: MultihostHost, paths: Sequence[str]) -> list[str]:
-    """For each path, itself if its parent exists, else its topmost missing ancestor (one round trip)."""
-    quoted = " ".join(shlex.quote(p) for p in paths)
-    script = (
-        f'for p in {quoted}; do q="$p"; '
-        'while d=$(dirname "$q"); [ "$d" != "$q" ] && [ ! -e "$d" ]; do q="$d"; done; echo "$q"; done'
-    )
-    out = host.conn.run(script, raise_on_error=False)
-    found = out.stdout.splitlines()
-    return list(dict.fromkeys(found)) if out.rc == 0 and len(found) == len(paths) else list(paths)
-
-
 def short_name(module: str) -> str:
     """``ansible.builtin.copy`` → ``copy``; ``community.general.ini_file`` → ``ini_file``."""
     return module.rsplit(".", 1)[-1]
@@ -132,10 +120,8 @@ class JournalRecorder:
             path = next((args[key] for key in PATH_MODULES[name] if args.get(key)), None)
             if path:
                 paths = [str(path)]
-        if paths and name in _CREATE_PARENTS and not revert_paths:
-            paths = _topmost_missing(host, paths)
         if paths:
-            self._snapshot(token, paths)
+            self._snapshot(token, paths, missing_parents=name in _CREATE_PARENTS and not revert_paths)
         elif name == "user":
             self._before_user(token)
         elif name == "group":
@@ -210,8 +196,11 @@ class JournalRecorder:
             self.journal.log_call(host.name, "module", module, args, become=become, become_user=become_user)
 
     # -- paths --------------------------------------------------------------------------------
-    def _snapshot(self, token: _Token, paths: list[str], *, inline: bool = False) -> None:
-        """Snapshot ``paths`` not yet covered in this scope; ``inline``: the module call takes it itself."""
+    def _snapshot(
+        self, token: _Token, paths: list[str], *, inline: bool = False, missing_parents: bool = False
+    ) -> None:
+        """Snapshot ``paths`` not yet covered in this scope; ``inline``: the module call takes it itself;
+        ``missing_parents``: the module creates missing parents, so the snapshot starts at the topmost one."""
         host = token.host
         fresh = [p for p in paths if self.journal.recall(f"path:{host.name}:{p}") is None]
         if not fresh:
@@ -221,7 +210,7 @@ class JournalRecorder:
         if inline:
             token.arguments = {"snapshot": name, "backup_dir": SNAPSHOT_DIR}
         else:
-            snapshots.take(host, fresh, name)
+            fresh = snapshots.take(host, fresh, name, missing_parents=missing_parents)
         token.snapshot = name
         token.paths = fresh
 

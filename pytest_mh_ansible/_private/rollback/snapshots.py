@@ -27,6 +27,7 @@ import functools
 import json
 import logging
 import re
+import shlex
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,14 @@ import json as _json
 import os as _os
 
 
+def _mh_topmost_missing(path):
+    while True:
+        parent = _os.path.dirname(path)
+        if parent == path or _os.path.exists(parent):
+            return path
+        path = parent
+
+
 def _mh_snapshot(req):
     problem = check_name(req["name"])
     if problem:
@@ -60,9 +69,11 @@ def _mh_snapshot(req):
         if not _os.path.isabs(path):
             return {"error": "path %r is not absolute" % path}
         paths.append(_os.path.normpath(path))
+    if req.get("missing_parents"):
+        paths = list(dict.fromkeys(_mh_topmost_missing(path) for path in paths))
     backup_dir = _os.path.normpath(req["backup_dir"])
     roots = record_roots(backup_dir, paths, [])
-    return {"bytes": take_snapshot(backup_dir, req["name"], roots)}
+    return {"bytes": take_snapshot(backup_dir, req["name"], roots), "paths": paths}
 
 
 def _mh_restore(req):
@@ -133,16 +144,38 @@ def _by_agent(host: MultihostHost, request: dict[str, Any]) -> dict[str, Any] | 
     return answer
 
 
-def take(host: MultihostHost, paths: Sequence[str], name: str) -> None:
+def topmost_missing(host: MultihostHost, paths: Sequence[str]) -> list[str]:
+    """For each path, itself if its parent exists, else its topmost missing ancestor (one round trip)."""
+    quoted = " ".join(shlex.quote(p) for p in paths)
+    script = (
+        f'for p in {quoted}; do q="$p"; '
+        'while d=$(dirname "$q"); [ "$d" != "$q" ] && [ ! -e "$d" ]; do q="$d"; done; echo "$q"; done'
+    )
+    out = host.conn.run(script, raise_on_error=False)
+    found = out.stdout.splitlines()
+    return list(dict.fromkeys(found)) if out.rc == 0 and len(found) == len(paths) else list(paths)
+
+
+def take(host: MultihostHost, paths: Sequence[str], name: str, *, missing_parents: bool = False) -> list[str]:
     """Snapshot ``paths`` on ``host`` as ``name`` (see ``mh_ansible.rollback.snapshot``).
 
+    With ``missing_parents`` (for a module that creates missing parent directories), a path whose
+    parent is missing is snapshotted from its topmost missing ancestor: the agent finds it in the
+    same call; without the agent, one command finds it before the module runs.
+
+    :return: The paths snapshotted.
     :raises ModuleError: Neither the agent nor the module could take it (the module's message).
     """
     args: dict[str, Any] = {"paths": list(paths), "name": name, "backup_dir": SNAPSHOT_DIR}
-    if _by_agent(host, {"op": "snapshot", **args}) is None:
+    answer = _by_agent(host, {"op": "snapshot", "missing_parents": missing_parents, **args})
+    if answer is None:
+        if missing_parents:
+            args["paths"] = topmost_missing(host, paths)
         host.ansible.run("mh_ansible.rollback.snapshot", args)
-        return
+        return list(args["paths"])
+    args["paths"] = [str(path) for path in answer.get("paths") or args["paths"]]
     host.journal.log_call(host.name, "module", "mh_ansible.rollback.snapshot", args)
+    return list(args["paths"])
 
 
 def restore(host: MultihostHost, name: str) -> None:
