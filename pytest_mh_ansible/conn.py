@@ -9,7 +9,7 @@ import shlex
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, TypedDict, final, runtime_checkable
+from typing import Any, Protocol, TypedDict, Unpack, final, runtime_checkable
 
 from ._private.secrets import secrets
 from .errors import ProcessError
@@ -74,9 +74,10 @@ class ProcessResult:
 
 
 class ExecOptions(TypedDict, total=False):
-    """The keywords of :meth:`Transport.exec`, for the transports that take them as one ``**options``.
+    """The keywords of :meth:`Transport.exec`: the command's stdin, become (None: the host's
+    ``ansible_become``), the become user and a timeout in seconds.
 
-    A key left out means None, as the keyword's default.
+    A key left out means None. A transport may take them as ``**options`` or spell them out.
     """
 
     input: bytes | None
@@ -92,15 +93,7 @@ class Transport(Protocol):
 
     def close(self) -> None: ...
 
-    def exec(
-        self,
-        command: str,
-        *,
-        input: bytes | None = None,
-        become: bool | None = None,
-        become_user: str | None = None,
-        timeout: float | None = None,
-    ) -> tuple[int, bytes, bytes]: ...
+    def exec(self, command: str, **options: Unpack[ExecOptions]) -> tuple[int, bytes, bytes]: ...
 
     def put(self, local: str | os.PathLike[str], remote: str) -> None: ...
 
