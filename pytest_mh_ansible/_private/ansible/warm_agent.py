@@ -567,9 +567,8 @@ def _run(header, payload):
     except (SyntaxError, ValueError) as err:  # this interpreter cannot read it: the standard path says how
         return dict(kept, fallback="the payload does not compile here (%s)" % err), b"", b""
     prepared = time.monotonic()
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    names_r, names_w = os.pipe()
+    # the module's stdout and stderr, and the names of the module_utils it imported
+    (out_r, out_w), (err_r, err_w), (names_r, names_w) = (os.pipe() for _ in range(3))
     pid = os.fork()
     if pid == 0:
         try:
