@@ -774,7 +774,10 @@ def main():
         write_frame(err)
         while _later:  # the answer is out: the controller is not kept waiting for this
             function, args = _later.pop(0)
-            function(*args)
+            try:
+                function(*args)
+            except Exception:  # a preload that failed (a full disk): the modules import their own
+                pass
 
 
 if __name__ == "mh_warm_agent":  # run by the boot reader on the target; importing this module does nothing

@@ -144,7 +144,7 @@ def _by_agent(host: MultihostHost, request: dict[str, Any]) -> dict[str, Any] | 
     return answer
 
 
-def topmost_missing(host: MultihostHost, paths: Sequence[str]) -> list[str]:
+def _topmost_missing(host: MultihostHost, paths: Sequence[str]) -> list[str]:
     """For each path, itself if its parent exists, else its topmost missing ancestor (one round trip)."""
     quoted = " ".join(shlex.quote(p) for p in paths)
     script = (
@@ -170,7 +170,7 @@ def take(host: MultihostHost, paths: Sequence[str], name: str, *, missing_parent
     answer = _by_agent(host, {"op": "snapshot", "missing_parents": missing_parents, **args})
     if answer is None:
         if missing_parents:
-            args["paths"] = topmost_missing(host, paths)
+            args["paths"] = _topmost_missing(host, paths)
         host.ansible.run("mh_ansible.rollback.snapshot", args)
         return list(args["paths"])
     args["paths"] = [str(path) for path in answer.get("paths") or args["paths"]]
