@@ -196,19 +196,32 @@ def _preload(zip_bytes, names=PRELOAD_ROOTS):
         gc.freeze()
 
 
-def _point_packages_at(zip_path):
-    """Make the preloaded packages' submodule search (``__path__``) look into ``zip_path``."""
+def _preloaded_modules():
+    """(module, its path inside the zip) for each module the agent imported from a payload's zip."""
+    if _preload_dir is None:
+        return
     for module in list(sys.modules.values()):
-        search = getattr(module, "__path__", None)
         filename = getattr(module, "__file__", None) or ""
-        if search is None or not filename.startswith(_preload_dir + os.sep):
-            continue
-        inner = filename.split(".zip" + os.sep, 1)[1]
-        new = [os.path.join(zip_path, os.path.dirname(inner))]
-        if isinstance(search, list):
-            search[:] = new
-        else:
-            module.__path__ = new
+        if filename.startswith(_preload_dir + os.sep):
+            yield module, filename.split(".zip" + os.sep, 1)[1]
+
+
+def _search_in(module, zip_path, inner):
+    """Make a package's submodule search (``__path__``) look into ``zip_path``; other modules have none."""
+    search = getattr(module, "__path__", None)
+    if search is None:
+        return
+    new = [os.path.join(zip_path, os.path.dirname(inner))]
+    if isinstance(search, list):
+        search[:] = new
+    else:
+        module.__path__ = new
+
+
+def _point_packages_at(zip_path):
+    """Make the preloaded packages look for new submodules in ``zip_path`` (the next preload's zip)."""
+    for module, inner in _preloaded_modules():
+        _search_in(module, zip_path, inner)
 
 
 def _preload_later(key, names_r):
@@ -360,24 +373,14 @@ class _PayloadZipFinder:
             type(self).done = True
             payload_zip = sys.path[0]
             loaders = {}
-            for module in list(sys.modules.values()):
-                filename = getattr(module, "__file__", None) or ""
-                if _preload_dir is None or not filename.startswith(_preload_dir):
-                    continue
-                inner = filename.split(".zip" + os.sep, 1)[1]
+            for module, inner in _preloaded_modules():
                 module.__file__ = os.path.join(payload_zip, inner)
                 # Source lines for tracebacks come from the module's loader: the payload zip's.
                 parent = os.path.dirname(inner)
                 if parent not in loaders:
                     loaders[parent] = _LazyZipLoader(os.path.join(payload_zip, parent) + os.sep)
                 module.__loader__ = loaders[parent]
-                search = getattr(module, "__path__", None)
-                if search is not None:
-                    new = [os.path.join(payload_zip, os.path.dirname(inner))]
-                    if isinstance(search, list):
-                        search[:] = new
-                    else:
-                        module.__path__ = new
+                _search_in(module, payload_zip, inner)
             deprecator = sys.modules.get("ansible.module_utils._internal._deprecator")
             if deprecator is not None and hasattr(deprecator, "_ANSIBLE_MODULE_BASE_PATH"):
                 import pathlib
