@@ -224,7 +224,7 @@ def test_agent_payload_code__is_the_payloads_own_code(by_reference: bool) -> Non
     agent = _agent_module()
     match = agent.ZIP_RE.search(_PAYLOAD)
     assert match is not None
-    agent._zip_literals["k1"] = match.group(1)
+    agent._zip_literals["k1"] = match.group(1).decode("ascii")
     payload = _PAYLOAD[: match.start(1)] + _PAYLOAD[match.end(1) :] if by_reference else _PAYLOAD
     match = agent.ZIP_RE.search(payload)
     code = agent._payload_code(payload, match, "k1")

@@ -533,7 +533,7 @@ def _payload_code(payload, match, key):
     """
     placeholder = "mh-warm-zip-" + key
     source = payload[: match.start(1)] + placeholder.encode() + payload[match.end(1) :]
-    literal = _zip_literals[key].decode("ascii")
+    literal = _zip_literals[key]
 
     def swap(code):
         consts = tuple(
@@ -555,7 +555,7 @@ def _run(header, payload):
         key = ref
     else:
         key = hashlib.sha1(match.group(1)).hexdigest()
-        _zip_literals.setdefault(key, match.group(1))
+        _zip_literals.setdefault(key, match.group(1).decode("ascii"))
     kept = {"kept": key}  # the controller may name this zip instead of sending it from now on
     names = set(header.get("env_add") or ())
     startup = sorted(name for name in names if STARTUP_ENV.match(name))
