@@ -29,7 +29,19 @@ class MultihostError(Exception):
     """Base class of every error raised by pytest-mh-ansible."""
 
 
-class InventoryError(MultihostError):
+class _WhereError(MultihostError):
+    """An error found in one named place (a file, a test): ``where: message``, as compilers and pytest print them.
+
+    :param where: The place, as the user would look for it.
+    :param message: What is wrong there, already naming the value.
+    """
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}")
+        self.message = message
+
+
+class InventoryError(_WhereError):
     """An Ansible inventory (or its vault) could not be read.
 
     :param source: The inventory source (path, host list, ...) at fault.
@@ -37,12 +49,11 @@ class InventoryError(MultihostError):
     """
 
     def __init__(self, source: str, message: str) -> None:
-        super().__init__(f"{source}: {message}")
+        super().__init__(source, message)
         self.source = source
-        self.message = message
 
 
-class TopologyMarkError(MultihostError):
+class TopologyMarkError(_WhereError):
     """A ``@pytest.mark.topology`` marker has arguments that cannot be understood.
 
     :param nodeid: The test (or collector) whose marker is wrong.
@@ -50,9 +61,8 @@ class TopologyMarkError(MultihostError):
     """
 
     def __init__(self, nodeid: str, message: str) -> None:
-        super().__init__(f"{nodeid}: {message}")
+        super().__init__(nodeid, message)
         self.nodeid = nodeid
-        self.message = message
 
 
 class HostUnreachableError(MultihostError):

@@ -328,3 +328,10 @@ def test_compat_utils__journal_search_without_journald_is_a_clear_error() -> Non
         util.is_match("x")
     with pytest.raises(MultihostError, match="no journald"):
         util.count("x")
+
+
+def test_compat_utils__journalctl_refuses_an_option_it_does_not_take() -> None:
+    util, transport = _journald({r"journalctl": (0, "", "")})
+    with pytest.raises(TypeError, match="unexpected keyword arguments: colour, units"):
+        util.journalctl(units="sssd", colour=True)  # type: ignore[call-arg]
+    assert not any("journalctl" in script for script in transport.scripts)  # nothing ran

@@ -89,7 +89,7 @@ def register(config: pytest.Config) -> None:
     """Register the export when asked for (called from ``plugin.pytest_configure``)."""
     when = export_mode(config)
     if when != "never" and not config.pluginmanager.has_plugin(PLUGIN_NAME):
-        config.pluginmanager.register(PlaybookExport(config, when), PLUGIN_NAME)
+        config.pluginmanager.register(PlaybookExport(config, when, artifacts_root(config)), PLUGIN_NAME)
 
 
 def export_mode(config: pytest.Config) -> str:
@@ -109,18 +109,23 @@ class ExportedCalls:
 
 
 @final
+@dataclass(eq=False)
 class PlaybookExport:
-    """Takes each test's calls from the journal after its rollback, writes them after its teardown report."""
+    """Takes each test's calls from the journal after its rollback, writes them after its teardown report.
 
-    def __init__(self, config: pytest.Config, when: str) -> None:
-        self._config = config
-        self._when = when
-        self._root = artifacts_root(config)
-        self._written: list[tuple[str, str]] = []  # (node id, directory or why not)
+    :param config: The session's config (its stash holds the session).
+    :param when: ``failed`` or ``all`` (:func:`export_mode`).
+    :param root: Where the tests' directories go (:func:`~.artifacts.artifacts_root`).
+    """
+
+    config: pytest.Config
+    when: str
+    root: Path
+    written: list[tuple[str, str]] = field(default_factory=list)  # (node id, directory or why not)
 
     @pytest.hookimpl(tryfirst=True)  # before a hook that may raise (the drift check)
     def pytest_mh_test_teardown(self, item: pytest.Item, hosts: list[MultihostHost]) -> None:
-        session = self._config.stash.get(SESSION_KEY, None)
+        session = self.config.stash.get(SESSION_KEY, None)
         if session is None:
             return
         journal = session.journal
@@ -142,23 +147,23 @@ class PlaybookExport:
         if report.when != "teardown":
             return
         calls = item.stash.get(_CALLS_KEY, None)
-        if calls is None or (self._when == "failed" and not item.stash.get(_FAILED_KEY, False)):
+        if calls is None or (self.when == "failed" and not item.stash.get(_FAILED_KEY, False)):
             return
-        destination = self._root / test_directory(item.nodeid)
+        destination = self.root / test_directory(item.nodeid)
         try:
             write_export(destination, item.nodeid, calls)
         except Exception as err:  # an export that fails must not end the run: say so in the summary
             message = secrets.mask(f"{type(err).__name__}: {err}")
-            self._written.append((item.nodeid, f"could not write the playbooks to {destination}: {message}"))
+            self.written.append((item.nodeid, f"could not write the playbooks to {destination}: {message}"))
             return
-        self._written.append((item.nodeid, str(destination)))
+        self.written.append((item.nodeid, str(destination)))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """One line per exported test: where its playbooks are (or why they could not be written)."""
-        if not self._written:
+        if not self.written:
             return
         terminalreporter.section("mh playbooks")
-        for nodeid, where in self._written:
+        for nodeid, where in self.written:
             terminalreporter.write_line(f"{nodeid}: {where}")
         terminalreporter.write_line("replay: cd DIR && ansible-playbook -i inventory.yml setup.yml changes.yml")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from ... import MultihostError
 from ...utils.logs import Logs, test_start
@@ -11,10 +11,37 @@ from ..cli import CLIBuilder, CLIBuilderArgs
 from ..conn import Bash, Connection, ProcessResult, compat_conn
 from ..utility import MultihostUtility
 
-__all__ = ["JournaldUtils"]
+__all__ = ["JournalctlOptions", "JournaldUtils"]
 
 NO_JOURNALD = 127
 """The exit code of :meth:`JournaldUtils.journalctl` on a host without journald (``/run/systemd/journal``)."""
+
+
+class JournalctlOptions(TypedDict, total=False):
+    """The options of :meth:`JournaldUtils.journalctl`, pytest-mh's; each one is ``journalctl --<name>``.
+
+    ``reverse``, ``system`` and ``user`` are switches (given when true); ``args`` are more arguments,
+    added as they are after the options.
+    """
+
+    unit: str | None
+    lines: int | None
+    since: str | None
+    reverse: bool
+    grep: str | None
+    output: str | None
+    identifier: str | None
+    system: bool
+    user: bool
+    args: list[Any] | None
+
+
+_OPTIONS = {
+    name: CLIBuilder.option.SWITCH if name in ("reverse", "system", "user") else CLIBuilder.option.VALUE
+    for name in JournalctlOptions.__annotations__
+    if name != "args"
+}
+"""Each option's kind on the command line, in the order pytest-mh writes them."""
 
 
 class JournaldUtils(MultihostUtility[Any]):
@@ -66,41 +93,27 @@ class JournaldUtils(MultihostUtility[Any]):
             self._logs = logs if isinstance(logs, Logs) else Logs(self.host)
         return f"@{self._logs.host_time(test_start()):.6f}"
 
-    def journalctl(
-        self,
-        current: bool = True,
-        *,
-        unit: str | None = None,
-        lines: int | None = None,
-        since: str | None = None,
-        reverse: bool = False,
-        grep: str | None = None,
-        output: str | None = None,
-        identifier: str | None = None,
-        system: bool = False,
-        user: bool = False,
-        args: list[Any] | None = None,
-    ) -> ProcessResult:
+    def journalctl(self, current: bool = True, **options: Unpack[JournalctlOptions]) -> ProcessResult:
         """Run ``journalctl --no-pager`` with these options; a non-zero exit code does not raise.
 
         With ``current`` (the default) and no ``since``, only entries since the test started (or
         since :meth:`clear`) are shown. ``journalctl --grep`` exits with 1 when nothing matches.
+
+        :param current: Only this test's entries, unless ``since`` is given.
+        :param options: ``journalctl``'s options (:class:`JournalctlOptions`), keywords only.
+        :raises TypeError: An option that ``journalctl()`` does not take, as Python raises it.
         """
-        if current and not since:
-            since = self._since or self._test_start()
-        options: CLIBuilderArgs = {
-            "unit": (CLIBuilder.option.VALUE, unit),
-            "lines": (CLIBuilder.option.VALUE, lines),
-            "since": (CLIBuilder.option.VALUE, since),
-            "reverse": (CLIBuilder.option.SWITCH, reverse),
-            "grep": (CLIBuilder.option.VALUE, grep),
-            "output": (CLIBuilder.option.VALUE, output),
-            "identifier": (CLIBuilder.option.VALUE, identifier),
-            "system": (CLIBuilder.option.SWITCH, system),
-            "user": (CLIBuilder.option.SWITCH, user),
-            "no-pager": (CLIBuilder.option.SWITCH, True),
+        unknown = sorted(set(options) - JournalctlOptions.__optional_keys__)
+        if unknown:
+            raise TypeError(f"journalctl() got unexpected keyword arguments: {', '.join(unknown)}")
+        values: dict[str, Any] = dict(options)
+        if current and not values.get("since"):
+            values["since"] = self._since or self._test_start()
+        cli: CLIBuilderArgs = {name: (kind, values.get(name)) for name, kind in _OPTIONS.items()} | {
+            "no-pager": (CLIBuilder.option.SWITCH, True)
         }
-        argv = CLIBuilder(Bash()).argv("journalctl", options) + [str(arg) for arg in args or []]
+        args = values.get("args") or []
+        argv = CLIBuilder(Bash()).argv("journalctl", cli) + [str(arg) for arg in args]
         script = (
             "if [ ! -d /run/systemd/journal ]; then echo 'no journald on this host' >&2; "
             f"exit {NO_JOURNALD}; fi; exec {shlex.join(argv)}"
