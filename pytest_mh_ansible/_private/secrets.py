@@ -41,6 +41,7 @@ _NOT_SECRET_NAMES = ("*_file", "*_path", "*_dir", "*public*", "*_checking")
 # Variable and argument names are identifiers (``api_key``, ``X-Api-Key``). A key with "/", "." or a
 # space is data: a path such as /etc/passwd or /etc/ssh/ssh_host_rsa_key in a fingerprint is not a secret.
 _NAME_SHAPE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_NAME_ANSWERS_KEPT = 4096  # names whose answer is kept (a path as a key would grow the dict without bound)
 
 # A value shorter than this is masked only where it stands whole (an argument or a variable), never
 # inside other text: "root" as a password must not turn "uid=0(root)" into "uid=0(********)".
@@ -74,18 +75,25 @@ class SecretStore:
         self._names = _compile(DEFAULT_SECRET_VARS)
         self._not_names = _compile(_NOT_SECRET_NAMES)
         self._lock = threading.Lock()
+        # name -> is_secret_name(name): a result's keys repeat (a fingerprint has 5,000 records of the same keys)
+        self._name_answers: dict[str, bool] = {}
 
     # -- which names hold secrets --------------------------------------------------------------
     def set_name_patterns(self, extra: Sequence[str]) -> None:
         """Add glob patterns (the ini list ``mh_secret_vars``) to :data:`DEFAULT_SECRET_VARS`."""
         self._names = _compile([*DEFAULT_SECRET_VARS, *(p.strip() for p in extra if p.strip())])
+        self._name_answers = {}
 
     def is_secret_name(self, name: str) -> bool:
         """True for names of variables or arguments that hold secrets (``ansible_password``, ``api_key``)."""
-        if not _NAME_SHAPE.fullmatch(name):
-            return False
-        lowered = name.lower()
-        return bool(self._names.match(lowered)) and not self._not_names.match(lowered)
+        answer = self._name_answers.get(name)
+        if answer is None:
+            lowered = name.lower()
+            answer = bool(_NAME_SHAPE.fullmatch(name)) and bool(self._names.match(lowered))
+            answer = answer and not self._not_names.match(lowered)
+            if len(self._name_answers) < _NAME_ANSWERS_KEPT:
+                self._name_answers[name] = answer
+        return answer
 
     # -- which values are secrets --------------------------------------------------------------
     def add(self, value: object) -> None:

@@ -21,6 +21,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import inspect
 import sys
@@ -108,12 +109,23 @@ def summary_text(value: Any) -> str | None:
     ansible-core 2.19+ puts ``ansible.module_utils._internal._messages.SummaryBase`` objects into
     task results where earlier releases had strings.
     """
+    summary = _summary_base()
+    if summary is None or not isinstance(value, summary):
+        return None
+    from ansible._internal._display_utils import format_message
+
+    return str(format_message(value, False))
+
+
+@functools.cache
+def _summary_base() -> type | None:
+    """``SummaryBase`` of ansible-core 2.19+, looked up once: :func:`summary_text` sees every value of a result."""
     try:
-        from ansible._internal._display_utils import format_message
         from ansible.module_utils._internal._messages import SummaryBase
     except ImportError:  # pragma: no cover - results hold plain strings
         return None
-    return str(format_message(value, False)) if isinstance(value, SummaryBase) else None
+    summary: type = SummaryBase
+    return summary
 
 
 def error_help_text(err: BaseException) -> str | None:

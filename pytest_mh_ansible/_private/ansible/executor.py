@@ -329,13 +329,13 @@ def _forget_plain_collection_imports() -> None:
 
 def _plain_result(value: Any) -> Any:
     """A result value as plain Python data: Ansible's error summaries become their text."""
-    text = compat.summary_text(value)
-    if text is not None:
-        return text
     if isinstance(value, Mapping):
         return {str(k): _plain_result(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         return [_plain_result(v) for v in value]
+    text = compat.summary_text(value)  # a summary is neither a mapping nor a sequence
+    if text is not None:
+        return text
     plain = _plain(value)
     if plain is None or isinstance(plain, str | int | float | bool):
         return plain

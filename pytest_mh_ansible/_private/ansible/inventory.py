@@ -448,9 +448,14 @@ _INVENTORY_STRUCTURE = frozenset({"hostvars", "groups"})
 never read from a file: walking them for each host made the check quadratic (200 hosts: 85,000 calls)."""
 
 
+_UNTAGGED = frozenset({str, int, float, bool})
+
+
 def _plain(value: Any) -> Any:
     """Plain Python data: no tagged str/int subclasses, no EncryptedString, no tuples."""
-    if value is None or isinstance(value, bool):
+    if value is None or type(value) in _UNTAGGED:
+        return value  # exactly a builtin type: it carries no tag (a vaulted or tagged value is a subclass)
+    if isinstance(value, bool):
         return value
     if isinstance(value, EncryptedString):
         return decrypt_value(value)
