@@ -22,6 +22,39 @@ def test_is_excluded__matches_name_relative_and_full_path():
     assert not _fsstate.is_excluded("/r", "/r/a/b", ["c"])
 
 
+def _fnmatch_excluded(root, path, patterns):
+    """The exclusion as each glob alone says it (fnmatchcase on the name, the relative and the full path)."""
+    import fnmatch
+
+    forms = (os.path.basename(path), os.path.relpath(path, root), path)
+    return any(fnmatch.fnmatchcase(form, pattern) for pattern in patterns for form in forms)
+
+
+def test_exclusion__one_expression_says_what_each_glob_says(tmp_path):
+    patterns = ["*.log", "conf.d/deep", "/nowhere/*", "[ab]?c", "x[!y]z", "other.d/?", "a*b*c", "exact", "sp ace*"]
+    tree = {
+        "app.log": "", "abc": "", "bbc": "", "cbc": "", "xaz": "", "xyz": "", "exact": "", "exactly": "",
+        "sp ace": "", "aXbYc": "", "conf.d/a.conf": "", "conf.d/deep/b.conf": "", "other.d/x": "", "keep/exact/z": "",
+    }  # fmt: skip
+    for rel in tree:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    everything = {rec["path"] for rec in _fsstate.walk(str(tmp_path), hash_content=False)}
+    kept = {rec["path"] for rec in _fsstate.walk(str(tmp_path), exclude=patterns, hash_content=False)}
+    for path in everything - {str(tmp_path)}:
+        expected = _fnmatch_excluded(str(tmp_path), path, patterns)
+        assert _fsstate.is_excluded(str(tmp_path), path, patterns) == expected, path
+        parents = [p for p in everything if path.startswith(p + "/") and p != str(tmp_path)]
+        hidden = expected or any(_fnmatch_excluded(str(tmp_path), p, patterns) for p in parents)
+        assert (path not in kept) == hidden, path  # an excluded directory takes what is below it along
+    assert str(tmp_path / "conf.d" / "a.conf") in kept
+    assert str(tmp_path / "conf.d" / "deep") not in kept  # by its path relative to the root only
+    assert str(tmp_path / "other.d" / "x") not in kept
+    assert str(tmp_path / "xyz") in kept
+    assert str(tmp_path / "xaz") not in kept
+    assert _fsstate.exclusion([]) is None
+
+
 def test_describe__says_type_mode_owner_and_size():
     rec = {"path": "/x", "type": "file", "mode": 0o4755, "uid": 0, "gid": 0, "size": 3}
     assert _fsstate.describe(rec).startswith("file mode 4755 owner ")
