@@ -223,6 +223,70 @@ def test_hoststate__sysv_status_in_parallel_with_a_timeout(tmp_path: Path) -> No
     }
 
 
+class _Systemctl:
+    """``run`` for :func:`_hoststate.read_systemd_services`: systemctl's answers, unit directories in a tmp dir."""
+
+    def __init__(self, unit_dir: Path) -> None:
+        self.unit_dir = unit_dir
+        self.calls: list[str] = []
+
+    def __call__(self, argv: list[str]) -> tuple[int, str, str]:
+        self.calls.append(argv[1])
+        if argv[1] == "list-units":
+            return 0, "ssh.service loaded active running OpenBSD Secure Shell server\n", ""
+        if argv[1] == "show":
+            return 0, f"{self.unit_dir} {self.unit_dir.parent / 'missing'}\n", ""
+        states = {"ssh.service": "enabled", "app.service": "disabled"}
+        if (self.unit_dir / "multi-user.target.wants" / "app.service").is_symlink():
+            states["app.service"] = "enabled"
+        return 0, "".join(f"{name} {state} enabled\n" for name, state in states.items()), ""
+
+
+def test_hoststate__unit_file_states_are_read_again_only_when_a_unit_directory_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+    from types import SimpleNamespace
+
+    units = tmp_path / "system"
+    (units / "multi-user.target.wants").mkdir(parents=True)
+    (units / "app.service").write_text("[Install]\nWantedBy=multi-user.target\n")
+    (units / "session-3.scope").write_text("[Scope]\n")
+    systemctl = _Systemctl(units)
+    # Just made: within the two seconds in which a rewrite could keep its times, so no signature yet.
+    services, warning, unit_files = _hoststate.read_systemd_services(systemctl)
+    assert warning is None
+    assert unit_files is None
+    assert services["app.service"] == {"active": "inactive", "sub": "dead", "enabled": "disabled"}
+    clock = SimpleNamespace(time=lambda: time.time() + 10)  # the directories have been still for 10 s
+    monkeypatch.setattr(_hoststate, "time", clock)
+    first, _, unit_files = _hoststate.read_systemd_services(systemctl)
+    assert first == services
+    assert unit_files is not None
+    assert unit_files["enabled"] == {"ssh.service": "enabled", "app.service": "disabled"}
+    systemctl.calls.clear()
+    again, _, same = _hoststate.read_systemd_services(systemctl, unit_files)
+    assert again == first
+    assert same == unit_files
+    assert systemctl.calls == ["list-units", "show"]  # list-unit-files not run
+    # A login's scope comes and goes: not a unit file's state.
+    (units / "session-4.scope").write_text("[Scope]\n")
+    assert _hoststate.read_systemd_services(systemctl, unit_files)[2] == unit_files
+    # Enabling adds a symlink: read again, and the new state is seen.
+    (units / "multi-user.target.wants" / "app.service").symlink_to("../app.service")
+    systemctl.calls.clear()
+    enabled, _, changed = _hoststate.read_systemd_services(systemctl, unit_files)
+    assert "list-unit-files" in systemctl.calls
+    assert enabled["app.service"]["enabled"] == "enabled"
+    assert changed is not None
+    assert changed["signature"] != unit_files["signature"]
+    # A unit file's content changed, same size: its times say so.
+    signature = _hoststate.unit_files_signature([str(units)], now=time.time() + 10)
+    time.sleep(0.02)  # past a coarse timestamp tick
+    (units / "app.service").write_text("[Install]\nWantedBy=multi-user.targeX\n")
+    assert _hoststate.unit_files_signature([str(units)], now=time.time() + 10) != signature
+
+
 def test_collection_unit_tests__pass() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark", "tests/unit"],

@@ -36,12 +36,13 @@ class DriftCheck:
     def __init__(self, config: pytest.Config) -> None:
         self._paths = [str(path) for path in config.getini("mh_verify_paths")]
         self._exclude = [*DEFAULT_EXCLUDE, *config.getini("mh_verify_exclude")]
+        self._caches: dict[str, dict[str, Any]] = {}  # per host, from one fingerprint to the next
 
     def pytest_mh_test_setup(self, item: pytest.Item, hosts: list[MultihostHost]) -> None:
         before: dict[str, tuple[list[str], dict[str, Any]]] = {}
         for host in hosts:
             paths = verify_paths(host, self._paths)
-            before[host.name] = (paths, fingerprint(host, paths, self._exclude))
+            before[host.name] = (paths, fingerprint(host, paths, self._exclude, self._caches.setdefault(host.name, {})))
         item.stash[_BEFORE_KEY] = before
 
     def pytest_mh_test_teardown(self, item: pytest.Item, hosts: list[MultihostHost]) -> None:
@@ -52,7 +53,9 @@ class DriftCheck:
         drift: list[str] = []
         for host in hosts:
             paths, old = before[host.name]
-            for line in differences(old, fingerprint(host, paths, self._exclude)):
+            for line in differences(
+                old, fingerprint(host, paths, self._exclude, self._caches.setdefault(host.name, {}))
+            ):
                 drift.append(f"{host.name}: {line}")
         if drift:
             raise MultihostError(

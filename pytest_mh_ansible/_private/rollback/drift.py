@@ -9,6 +9,7 @@ raw command.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,8 @@ from .inverses import SNAPSHOT_DIR
 
 if TYPE_CHECKING:
     from ...host import MultihostHost
+
+log = logging.getLogger("pytest_mh_ansible.rollback")
 
 __all__ = ["ACCOUNT_FILES", "DEFAULT_EXCLUDE", "DEFAULT_PATHS", "differences", "fingerprint", "verify_paths"]
 
@@ -59,10 +62,19 @@ def verify_paths(host: MultihostHost, ini_paths: Sequence[str]) -> list[str]:
     return list(ini_paths) or list(DEFAULT_PATHS)
 
 
-def fingerprint(host: MultihostHost, paths: Sequence[str], exclude: Sequence[str]) -> dict[str, Any]:
-    """The host's state now (read only; never recorded in the journal)."""
+def fingerprint(
+    host: MultihostHost, paths: Sequence[str], exclude: Sequence[str], cache: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The host's state now (read only; never recorded in the journal).
+
+    :param cache: A dict that the caller keeps for this host from one fingerprint to the next. It holds
+        the host's systemd unit-file states and a signature of its unit directories: the next
+        fingerprint reads them again only when a unit file changed (``systemctl list-unit-files``
+        reads them all: 0.9 s of a 2.2 s fingerprint on a lab host).
+    """
     covered = [p.rstrip("/") or "/" for p in paths]
     extra = [f for f in ACCOUNT_FILES if not any(f == p or f.startswith(p.rstrip("/") + "/") for p in covered)]
+    known = (cache or {}).get("unit_files")
     result = host.ansible.run(
         "mh_ansible.rollback.host_state",
         paths=[*paths, *extra],
@@ -70,7 +82,16 @@ def fingerprint(host: MultihostHost, paths: Sequence[str], exclude: Sequence[str
         users=True,
         packages=True,
         services=True,
+        **({"unit_files": known} if known else {}),
     )
+    if cache is not None:
+        unit_files = result.raw.get("unit_files")
+        if isinstance(unit_files, Mapping):
+            cache["unit_files"] = dict(unit_files)
+        else:
+            cache.pop("unit_files", None)
+        if result.raw.get("unit_files_reused"):
+            log.debug("%s: fingerprint: unit-file states reused (no unit directory changed)", host.name)
     state = result.raw.get("state", {})
     return dict(state) if isinstance(state, Mapping) else {}
 

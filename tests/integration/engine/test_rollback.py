@@ -389,6 +389,54 @@ def test_drift_check__catches_an_untracked_raw_change(pytester: pytest.Pytester,
     subprocess.run(["ssh", "-F", str(engine_lab.ssh_config_path), server.name, "rm -f /etc/untracked.conf"], check=True)
 
 
+DRIFT_UNITS = HEADER + textwrap.dedent("""
+    SD = TopologyMark("sd", Topology(TopologyDomain("default", server=2)), fixtures=dict(servers="default.server"))
+
+    @pytest.mark.topology(SD)
+    def test_a_nothing(servers):
+        pass
+
+    @pytest.mark.topology(SD)
+    def test_b_nothing(servers):
+        pass
+
+    @pytest.mark.topology(SD)
+    def test_c_enable_a_unit_raw(servers):
+        servers[1].host.conn.run("systemctl enable e2scrub_reap.service")
+""")
+
+
+def test_drift_check__unit_file_states_reused_until_a_unit_is_enabled(
+    pytester: pytest.Pytester, engine_lab: Lab
+) -> None:
+    """The unit-file states of a systemd host are read once and given back; an enabled unit is still drift.
+
+    The checked paths leave /etc/systemd out, so only the services section can see the enabled unit.
+    """
+    import subprocess
+
+    server = next(host for host in engine_lab.hosts if host.name == "server2")
+    ssh = ["ssh", "-F", str(engine_lab.ssh_config_path), server.name]
+    assert (
+        subprocess.run(
+            [*ssh, "systemctl is-enabled e2scrub_reap.service"], capture_output=True, text=True
+        ).stdout.strip()
+        == "disabled"
+    )
+    pytester.makepyfile(test_drift_units=DRIFT_UNITS)
+    pytester.makeini("[pytest]\nmh_verify_paths =\n    /srv\n")
+    try:
+        result = run(pytester, engine_lab, "--mh-verify-rollback", "-v", "-o", "log_cli=true", "--log-cli-level=DEBUG")
+    finally:
+        subprocess.run([*ssh, "systemctl disable e2scrub_reap.service"], check=True, capture_output=True)
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*test_c_enable_a_unit_raw*ERROR*", "*server2: service e2scrub_reap.service: enabled 'disabled' -> 'enabled'*"]
+    )
+    # Every fingerprint of server2 after its first two gave the states back (4 tests' worth: 2 per test).
+    assert result.stdout.str().count("server2: fingerprint: unit-file states reused") >= 3
+
+
 SECRETS = HEADER + textwrap.dedent("""
     import logging
 

@@ -7,18 +7,22 @@ callable ``run(argv) -> (rc, stdout, stderr)`` (``AnsibleModule.run_command`` fi
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import signal
+import stat
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, Iterator, List, Sequence, Tuple
 
 Run = Callable[[List[str]], Tuple[int, str, str]]
 
 #: Seconds one SysV ``status`` call may take before it counts as ``timeout``.
 SYSV_TIMEOUT = 5.0
 _SYSV_SKIP = {"README", "skeleton", "rc", "rcS", "functions", "halt", "reboot", "single", "killprocs"}
+_SCOPES = (".scope", ".scope.d")
 _RC_LINK = re.compile(r"^S\d\d(?P<name>.+)$")
 
 
@@ -97,25 +101,100 @@ def systemd_running(root: str = "/") -> bool:
     return os.path.isdir(os.path.join(root, "run/systemd/system"))
 
 
-def read_systemd_services(run: Run) -> tuple[dict[str, dict[str, str]], str | None]:
-    """``unit -> {active, sub, enabled}`` from systemctl; returns (services, warning)."""
+def read_systemd_services(
+    run: Run, known: dict[str, Any] | None = None
+) -> tuple[dict[str, dict[str, str]], str | None, dict[str, Any] | None]:
+    """``unit -> {active, sub, enabled}`` from systemctl; returns (services, warning, unit files).
+
+    The enablement comes from ``systemctl list-unit-files``, which reads every unit file of every unit
+    directory (0.9 s for 110 services on a Debian 12 host). ``unit files`` is
+    ``{"signature": ..., "enabled": {unit: state}}``: given back as ``known`` to the next call on this
+    host, its states are used again when the unit directories have the same :func:`unit_files_signature`.
+    None when no signature could be taken (then nothing is to be given back).
+    """
     rc, out, err = run(["systemctl", "list-units", "--all", "--type=service", "--no-legend", "--plain", "--no-pager"])
     if rc != 0:
-        return {}, f"systemctl list-units failed (rc {rc}): {err.strip()}"
+        return {}, f"systemctl list-units failed (rc {rc}): {err.strip()}", None
     services: dict[str, dict[str, str]] = {}
     for line in out.splitlines():
         parts = line.split(None, 4)
         if len(parts) >= 4:
             services[parts[0]] = {"active": parts[2], "sub": parts[3], "enabled": "unknown"}
-    rc, out, err = run(["systemctl", "list-unit-files", "--type=service", "--no-legend", "--plain", "--no-pager"])
-    if rc != 0:
-        return services, f"systemctl list-unit-files failed (rc {rc}): {err.strip()}"
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) >= 2:
-            entry = services.setdefault(parts[0], {"active": "inactive", "sub": "dead", "enabled": "unknown"})
-            entry["enabled"] = parts[1]
-    return services, None
+    # The signature first: a unit file changed while list-unit-files runs makes the next signature differ.
+    signature = None
+    rc, out, _ = run(["systemctl", "show", "--property=UnitPath", "--value"])
+    if rc == 0 and out.split():
+        signature = unit_files_signature(out.split())
+    if (
+        signature is not None
+        and known
+        and known.get("signature") == signature
+        and isinstance(known.get("enabled"), dict)
+    ):
+        enabled = {str(name): str(state) for name, state in known["enabled"].items()}
+    else:
+        rc, out, err = run(["systemctl", "list-unit-files", "--type=service", "--no-legend", "--plain", "--no-pager"])
+        if rc != 0:
+            return services, f"systemctl list-unit-files failed (rc {rc}): {err.strip()}", None
+        enabled = {parts[0]: parts[1] for parts in (line.split() for line in out.splitlines()) if len(parts) >= 2}
+    for name, state in enabled.items():
+        entry = services.setdefault(name, {"active": "inactive", "sub": "dead", "enabled": "unknown"})
+        entry["enabled"] = state
+    unit_files = {"signature": signature, "enabled": enabled} if signature is not None else None
+    return services, None, unit_files
+
+
+def unit_files_signature(directories: Sequence[str], now: float | None = None) -> str | None:
+    """A digest of everything in systemd's unit directories that a unit file's state can depend on.
+
+    Every entry, recursively: its relative path, type, size, mode, owner, mtime and ctime; a symlink's target,
+    and that target's size, mtime and ctime when it is a file (or that it is missing). Logins' scopes are
+    left out: logind adds one for every ssh session. None when an entry changed in the last
+    two seconds: a file rewritten twice within one timestamp tick would keep its signature, so a
+    signature is only given for directories that have been still for longer (as git does with its index).
+    """
+    now = time.time() if now is None else now
+    digest = hashlib.sha256()
+    newest = 0
+    for top in directories:
+        digest.update(b"\0top\0" + top.encode("utf-8", "surrogateescape"))
+        for line, changed in _signature_lines(top, ""):
+            digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
+            newest = max(newest, changed)
+    if newest / 1e9 > now - 2.0:
+        return None
+    return digest.hexdigest()
+
+
+def _signature_lines(top: str, rel: str) -> Iterator[tuple[str, int]]:
+    try:
+        with os.scandir(os.path.join(top, rel) if rel else top) as entries:
+            found = sorted(entries, key=lambda entry: entry.name)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return
+    for entry in found:
+        if entry.name.endswith(_SCOPES):
+            continue  # a login's transient scope (logind makes one per ssh session): never a unit file's state
+        path = rel + "/" + entry.name if rel else entry.name
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        line = f"{path} {st.st_mode:o} {st.st_size} {st.st_uid}:{st.st_gid} {st.st_mtime_ns} {st.st_ctime_ns}"
+        changed = max(st.st_mtime_ns, st.st_ctime_ns)
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                line += " -> " + os.readlink(entry.path)
+                target = os.stat(entry.path)
+            except OSError:
+                line += " (missing)"
+            else:
+                if stat.S_ISREG(target.st_mode):  # a unit file elsewhere; not /dev/null of a masked unit
+                    line += f" ({target.st_size} {target.st_mtime_ns} {target.st_ctime_ns})"
+                    changed = max(changed, target.st_mtime_ns, target.st_ctime_ns)
+        yield line, changed
+        if stat.S_ISDIR(st.st_mode):
+            yield from _signature_lines(top, path)
 
 
 def sysv_status(argv: list[str], timeout: float = SYSV_TIMEOUT) -> int | None:

@@ -44,6 +44,13 @@ options:
     description: Include services.
     type: bool
     default: true
+  unit_files:
+    description:
+      - The RV(unit_files) of an earlier call on this host. When the unit directories have the same
+        signature as then, their states are taken from it instead of C(systemctl list-unit-files),
+        which reads every unit file (about a second on a small host).
+      - Only used with systemd and O(services=true).
+    type: dict
   hash:
     description:
       - Record the sha256 of file contents.
@@ -120,6 +127,19 @@ state:
           C(dead) or C(timeout), and C(enabled) is C(enabled) or C(disabled).
       type: dict
       sample: {"ssh.service": {"active": "active", "sub": "running", "enabled": "enabled"}}
+unit_files:
+  description:
+    - The state of each systemd unit file (C(systemctl list-unit-files)) and a signature of the unit
+      directories they were read from, to give back as O(unit_files) in the next call on this host.
+    - Absent without systemd, with O(services=false), or when a unit directory changed in the last two
+      seconds (its state could still change within the same timestamp).
+  returned: sometimes
+  type: dict
+  sample: {"signature": "9f86d0...", "enabled": {"ssh.service": "enabled"}}
+unit_files_reused:
+  description: Whether the unit-file states came from O(unit_files) (no unit directory had changed).
+  returned: when RV(unit_files) is
+  type: bool
 service_manager:
   description: Where services were read from.
   returned: always
@@ -158,6 +178,7 @@ def main() -> None:
             users=dict(type="bool", default=True),
             packages=dict(type="bool", default=True),
             services=dict(type="bool", default=True),
+            unit_files=dict(type="dict"),
             hash=dict(type="bool", default=True),
         ),
         supports_check_mode=True,
@@ -190,10 +211,11 @@ def main() -> None:
             module.warn(warning)
 
     manager = "none"
+    unit_files = None
     if params["services"]:
         if systemd_running() and module.get_bin_path("systemctl"):
             manager = "systemd"
-            state["services"], warning = read_systemd_services(run)
+            state["services"], warning, unit_files = read_systemd_services(run, params["unit_files"])
             if warning:
                 module.warn(warning)
         elif os.path.isdir("/etc/init.d"):
@@ -202,7 +224,11 @@ def main() -> None:
         else:
             module.warn("no systemd and no /etc/init.d; services are not fingerprinted")
 
-    module.exit_json(changed=False, state=state, service_manager=manager)
+    extra = {}
+    if unit_files is not None:
+        known = params["unit_files"] or {}
+        extra = {"unit_files": unit_files, "unit_files_reused": known.get("signature") == unit_files["signature"]}
+    module.exit_json(changed=False, state=state, service_manager=manager, **extra)
 
 
 if __name__ == "__main__":
