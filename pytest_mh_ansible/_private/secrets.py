@@ -14,6 +14,7 @@ __all__ = [
     "MIN_SUBSTRING_LEN",
     "SecretStore",
     "is_secret_name",
+    "logged_args",
     "mask_args",
     "secrets",
 ]
@@ -258,3 +259,25 @@ def mask_args(args: Mapping[str, Any], *, no_log: bool = False) -> dict[str, Any
         return {str(key): MASK for key in args}
     masked = secrets.mask_data(dict(args), values=True)
     return dict(masked) if isinstance(masked, Mapping) else {}
+
+
+LOGGED_VALUE_MAX = 1000
+"""Characters of an argument's ``repr`` that a log line of a call shows in full; a longer one is summarised."""
+
+
+def logged_args(args: Mapping[str, Any], *, no_log: bool = False) -> dict[str, Any]:
+    """:func:`mask_args` for the one log line of each call: a value longer than :data:`LOGGED_VALUE_MAX` is
+    named by its type and size, not shown (a file's content, the unit-file states a fingerprint gives back).
+
+    Error messages keep every argument (:func:`mask_args`).
+    """
+    shown: dict[str, Any] = {}
+    for key, value in mask_args(args, no_log=no_log).items():
+        text = repr(value)
+        if len(text) <= LOGGED_VALUE_MAX:
+            shown[key] = value
+        elif isinstance(value, Mapping | list | tuple):
+            shown[key] = f"<{type(value).__name__} of {len(value)} items>"
+        else:
+            shown[key] = f"<{type(value).__name__} of {len(text)} characters>"
+    return shown

@@ -116,3 +116,18 @@ def test_is_secret_name__paths_and_dotted_keys_are_data_not_names(store: SecretS
 def test_mask_data__fingerprint_of_account_files_stays_comparable(store: SecretStore) -> None:
     state = {"paths": {"/etc/passwd": {"type": "file", "sha256": "ab12"}, "/etc/ssh/host_key": {"sha256": "cd34"}}}
     assert store.mask_data(state) == state
+
+
+def test_logged_args__long_values_named_not_shown() -> None:
+    from pytest_mh_ansible._private.secrets import LOGGED_VALUE_MAX, logged_args
+
+    states = {f"unit{i}.service": "enabled" for i in range(200)}
+    content = "x" * (LOGGED_VALUE_MAX + 1)
+    shown = logged_args({"dest": "/etc/app.conf", "content": content, "unit_files": states, "paths": ["/etc"]})
+    assert shown == {
+        "dest": "/etc/app.conf",
+        "content": f"<str of {LOGGED_VALUE_MAX + 3} characters>",  # its repr, quotes included
+        "unit_files": "<dict of 200 items>",
+        "paths": ["/etc"],
+    }
+    assert logged_args({"content": content}, no_log=True) == {"content": "********"}

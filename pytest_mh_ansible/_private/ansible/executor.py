@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 from ...errors import HostUnreachableError
-from ..secrets import mask_args, secrets
+from ..secrets import logged_args, secrets
 from . import compat, control_dirs
 from .collection import collections_dir
 from .inventory import Inventory, _plain
@@ -227,7 +227,7 @@ class StandardExecutor:
         elapsed = (time.monotonic() - started) * 1000
         if result.get("unreachable"):
             reason = secrets.mask(str(result.get("msg") or "unreachable"))
-            logger.info("%s %s %s -> unreachable (%.0f ms)", host, module, mask_args(args, no_log=no_log), elapsed)
+            logger.info("%s %s %s -> unreachable (%.0f ms)", host, module, logged_args(args, no_log=no_log), elapsed)
             raise HostUnreachableError(host, reason)
         if no_log or result.get("_ansible_no_log"):
             result = _censored(result)
@@ -237,7 +237,7 @@ class StandardExecutor:
         outcome = "failed" if result.get("failed") else "changed" if result.get("changed") else "ok"
         if result.get("skipped"):
             outcome = "skipped"
-        logger.info("%s %s %s -> %s (%.0f ms)", host, module, mask_args(args, no_log=no_log), outcome, elapsed)
+        logger.info("%s %s %s -> %s (%.0f ms)", host, module, logged_args(args, no_log=no_log), outcome, elapsed)
         for warning in result.get("warnings") or ():
             ansible_logger.warning("%s: %s: %s", host, module, secrets.mask(str(warning)))
         for deprecation in result.get("deprecations") or ():
