@@ -454,9 +454,7 @@ _UNTAGGED = frozenset({str, int, float, bool})
 def _plain(value: Any) -> Any:
     """Plain Python data: no tagged str/int subclasses, no EncryptedString, no tuples."""
     if value is None or type(value) in _UNTAGGED:
-        return value  # exactly a builtin type: it carries no tag (a vaulted or tagged value is a subclass)
-    if isinstance(value, bool):
-        return value
+        return value  # exactly a builtin type (bool has no subclass): no tag, a vaulted or tagged value is a subclass
     if isinstance(value, EncryptedString):
         return decrypt_value(value)
     if isinstance(value, str):
