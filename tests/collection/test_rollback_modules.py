@@ -235,7 +235,7 @@ class _Systemctl:
         if argv[1] == "list-units":
             return 0, "ssh.service loaded active running OpenBSD Secure Shell server\n", ""
         if argv[1] == "show":
-            return 0, f"{self.unit_dir} {self.unit_dir.parent / 'missing'}\n", ""
+            return 0, f"UnitPath={self.unit_dir} {self.unit_dir.parent / 'missing'}\n", ""
         states = {"ssh.service": "enabled", "app.service": "disabled"}
         if (self.unit_dir / "multi-user.target.wants" / "app.service").is_symlink():
             states["app.service"] = "enabled"
@@ -285,6 +285,22 @@ def test_hoststate__unit_file_states_are_read_again_only_when_a_unit_directory_c
     time.sleep(0.02)  # past a coarse timestamp tick
     (units / "app.service").write_text("[Install]\nWantedBy=multi-user.targeX\n")
     assert _hoststate.unit_files_signature([str(units)], now=time.time() + 10) != signature
+
+
+def test_hoststate__without_the_unit_path_the_states_are_read_each_time(tmp_path: Path) -> None:
+    systemctl = _Systemctl(tmp_path)
+
+    def old_systemd(argv: list[str]) -> tuple[int, str, str]:
+        if argv[1] == "show":  # a manager without the UnitPath property answers nothing for it
+            systemctl.calls.append("show")
+            return 0, "", ""
+        return systemctl(argv)
+
+    services, warning, unit_files = _hoststate.read_systemd_services(old_systemd, {"signature": "", "enabled": {}})
+    assert unit_files is None
+    assert warning is None
+    assert systemctl.calls == ["list-units", "show", "list-unit-files"]
+    assert services["app.service"]["enabled"] == "disabled"
 
 
 def test_collection_unit_tests__pass() -> None:

@@ -122,9 +122,10 @@ def read_systemd_services(
             services[parts[0]] = {"active": parts[2], "sub": parts[3], "enabled": "unknown"}
     # The signature first: a unit file changed while list-unit-files runs makes the next signature differ.
     signature = None
-    rc, out, _ = run(["systemctl", "show", "--property=UnitPath", "--value"])
-    if rc == 0 and out.split():
-        signature = unit_files_signature(out.split())
+    rc, out, _ = run(["systemctl", "show", "--property=UnitPath"])  # not --value: systemd 230+ only
+    directories = [line[len("UnitPath=") :].split() for line in out.splitlines() if line.startswith("UnitPath=")]
+    if rc == 0 and directories and directories[0]:
+        signature = unit_files_signature(directories[0])
     if (
         signature is not None
         and known
