@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_mh_ansible import ModuleResult, RollbackJournal
-from pytest_mh_ansible._private.rollback.inverses import JournalRecorder
+from pytest_mh_ansible._private.rollback.inverses import JournalRecorder, _forget_auto_marks
 
 
 @dataclass
@@ -48,11 +51,27 @@ class _Modules:
         self.packages_changes += 1
 
 
-PURGE = (
-    "PATH=$PATH:/usr/sbin:/sbin; DEBIAN_FRONTEND=noninteractive DEBIAN_PRIORITY=critical LANG=C LC_ALL=C "
-    "apt-get -q -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold --purge remove {} "
-    ">/dev/null 2>&1"
-)
+_ENV = "PATH=$PATH:/usr/sbin:/sbin; DEBIAN_FRONTEND=noninteractive DEBIAN_PRIORITY=critical LANG=C LC_ALL=C "
+
+
+def _forget(names: tuple[str, ...]) -> str:
+    marks = " ".join(f"-e 'Package: {name}'" for name in names)
+    ranges = " ".join(f"-e '/^Package: {name}$/,/^$/d'" for name in names)
+    states = "/var/lib/apt/extended_states"
+    return f"if [ -f {states} ] && grep -qxF {marks} {states}; then sed -i {ranges} {states}; fi"
+
+
+def dpkg_purge(*names: str) -> str:
+    """The undo's first try: dpkg purges ``names``, then their stanzas leave apt's auto-installed marks."""
+    return f"{_ENV}dpkg --purge {' '.join(names)} >/dev/null 2>&1 && {_forget(names)}"
+
+
+def apt_purge(*names: str) -> str:
+    """Where dpkg refuses: apt-get as the apt module runs it (the marks of what dpkg purged first go too)."""
+    return (
+        f"{_ENV}apt-get -q -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold --purge remove "
+        f"{' '.join(names)} >/dev/null 2>&1 && {_forget(names)}"
+    )
 
 
 @dataclass
@@ -179,7 +198,7 @@ def test_recorder__latest_installing_a_new_package__removed_and_upgrade_of_the_o
         "[server1] not reverted: ansible.builtin.apt name=['tree', 'jq'] state=latest: "
         "state=latest may have upgraded tree (a downgrade is not attempted)"
     ]
-    assert host.conn.commands[-1] == PURGE.format("jq libjq1")  # its dependency too
+    assert host.conn.commands[-1] == dpkg_purge("jq", "libjq1")  # its dependency too
     assert host.ansible.calls == []
     assert host.ansible.packages_changes == 1
 
@@ -195,27 +214,69 @@ def test_recorder__apt_install_purges_what_it_brought_and_reinstalls_what_it_rem
     token = recorder.prepare(host, "ansible.builtin.apt", {"name": "gawk"}, revert_paths=None)
     recorder.commit(token, _changed("ansible.builtin.apt"))
     journal.close("test")
-    assert host.conn.commands[-1] == PURGE.format("gawk libsigsegv2")
+    assert host.conn.commands[-1] == dpkg_purge("gawk", "libsigsegv2")
     assert host.ansible.calls == [("ansible.builtin.package", {"name": ["mawk"], "state": "present"})]
     assert journal.history[-1] == "[server1] reverted: ansible.builtin.apt name=gawk"
 
 
-@pytest.mark.parametrize("rc", [100, 127], ids=["apt-refused", "no-apt-get"])
-def test_recorder__installed_package_purge_command_fails__the_apt_module_purges(rc: int) -> None:
-    """The module removes it its own way, or fails with Ansible's message; its own change tells the executor."""
+@pytest.mark.parametrize("rc", [0, 100, 127], ids=["apt-get-purges", "apt-refused", "no-apt-get"])
+def test_recorder__dpkg_refuses_the_purge__apt_get_purges_else_the_apt_module(rc: int) -> None:
+    """dpkg refuses (a package that another one now needs): apt-get resolves it as the module would; where
+    apt-get fails too, the module removes it its own way, or fails with Ansible's message (its own
+    change tells the executor)."""
     journal = RollbackJournal()
     recorder = JournalRecorder(journal)
-    probes = {"command -v dpkg-query": _Out(":dpkg:\nadduser\n"), "dpkg-query -W": _Out("adduser\ntree\n")}
-    conn = _ExitConn(rc, probes)  # the before-state probe first: its command holds the other's key too
+    probes = {
+        "command -v dpkg-query": _Out(":dpkg:\nadduser\n"),  # the before-state probe: it holds the next key too
+        "dpkg-query -W": _Out("adduser\ntree\n"),
+        "dpkg --purge": _Out("", rc=2),
+    }
+    conn = _ExitConn(rc, probes)
     host: Any = _Host(conn=conn)  # type: ignore[arg-type]
     journal.open("test")
     token = recorder.prepare(host, "ansible.builtin.apt", {"name": "tree"}, revert_paths=None)
     recorder.commit(token, _changed("ansible.builtin.apt"))
     journal.close("test")
-    assert conn.commands[-1] == PURGE.format("tree")
-    assert host.ansible.calls == [("ansible.builtin.apt", {"name": ["tree"], "state": "absent", "purge": True})]
-    assert host.ansible.packages_changes == 0
+    assert conn.commands[-2:] == [dpkg_purge("tree"), apt_purge("tree")]
+    module = [("ansible.builtin.apt", {"name": ["tree"], "state": "absent", "purge": True})]
+    assert host.ansible.calls == ([] if rc == 0 else module)
+    assert host.ansible.packages_changes == (1 if rc == 0 else 0)
     assert journal.history[-1] == "[server1] reverted: ansible.builtin.apt name=tree"
+
+
+_STATES = """Package: libc6
+Architecture: amd64
+Auto-Installed: 0
+
+Package: libstdc++6.x
+Architecture: amd64
+Auto-Installed: 1
+
+Package: libstdc++6
+Architecture: amd64
+Auto-Installed: 1
+
+Package: toilet-fonts
+Architecture: all
+Auto-Installed: 1
+
+"""
+
+
+def test_forget_auto_marks__drops_exactly_the_purged_packages_stanzas(tmp_path: Path) -> None:
+    """The command runs here with the system's sh, grep and sed: a name with regex characters ('+', '.')
+    matches itself only, and a file without any of the names is not rewritten."""
+    states = tmp_path / "extended_states"
+    states.write_text(_STATES)
+    command = _forget_auto_marks(["libstdc++6", "toilet-fonts", "not-there"], str(states))
+    subprocess.run(["sh", "-c", command], check=True)
+    assert states.read_text() == _STATES.replace(
+        "Package: libstdc++6\nArchitecture: amd64\nAuto-Installed: 1\n\n", ""
+    ).replace("Package: toilet-fonts\nArchitecture: all\nAuto-Installed: 1\n\n", "")
+    os.utime(states, ns=(0, 10**9))
+    subprocess.run(["sh", "-c", _forget_auto_marks(["libstdc++6"], str(states))], check=True)
+    assert states.stat().st_mtime_ns == 10**9  # nothing to drop: untouched
+    assert "Package: libstdc++6.x\n" in states.read_text()
 
 
 def test_recorder__call_interrupted_in_flight__inverse_recorded_as_for_a_change() -> None:

@@ -17,7 +17,9 @@ STATE = (
     "stat -c '%n %a %U %G' /etc/hosts /etc/mh-dir /etc/mh-file /etc/mh-app.ini 2>&1; "
     "md5sum /etc/hosts /etc/motd /etc/mh-file 2>&1; getent passwd alice labuser; getent group mhgroup; "
     "getent shadow labuser; id -Gn labuser; "
-    "dpkg-query -W -f='${db:Status-Abbrev}\n' tree cowsay 2>&1; cat /proc/sys/net/ipv4/ip_forward; "
+    # cowsay brings libtext-charwidth-perl, which apt marks auto-installed: its mark must go with it
+    "dpkg-query -W -f='${db:Status-Abbrev}\n' tree cowsay libtext-charwidth-perl 2>&1; "
+    "md5sum /var/lib/apt/extended_states; cat /proc/sys/net/ipv4/ip_forward; "
     "service mh-demo status >/dev/null 2>&1; echo demo=$?; ls /etc/rc2.d | grep -c mh-demo; "
     "systemctl is-active mh-demo 2>/dev/null; systemctl is-enabled mh-demo 2>/dev/null; ls /tmp"
 )
