@@ -249,3 +249,74 @@ def test_agent_run__a_zip_it_does_not_hold_goes_the_standard_way(tmp_path: Path)
             assert json.loads(answer) == {"fallback": "the agent does not hold the payload zip 0123abcd"}
     finally:
         agent.close()
+
+
+def test_agent_script__the_stdlib_modules_a_child_imported_are_loaded_for_the_next_children(tmp_path: Path) -> None:
+    """A child that imports a module of the standard library the agent lacks reports it; after its answer
+    the agent imports it too, so that the next child finds it loaded (one import per agent, not per call)."""
+    import json
+    import os
+
+    from pytest_mh_ansible._private.ansible.warm import _agent_source
+
+    probe = b"import sys\nprint('colorsys' in sys.modules)\nimport colorsys\n"
+    agent = _LocalAgent(_agent_source(), dict(os.environ), tmp_path)
+    try:
+        seen = []
+        for _ in range(2):
+            accepted, answer, out, err = agent.ask(b'{"op": "script", "request": null}', probe)
+            assert (accepted, json.loads(answer)["rc"], err) == (b"accepted", 0, b"")
+            seen.append(out)
+        assert seen == [b"False\n", b"True\n"]
+    finally:
+        agent.close()
+
+
+def test_agent_stdlib_module__only_the_interpreters_own_library_and_nothing_known_or_acting(tmp_path: Path) -> None:
+    """What a child reports for the agent to import: a module file of the standard library that the agent
+    has not; not one of site-packages (below the stdlib directory in a venv), nor one that acts on import."""
+    import types
+
+    agent = _agent_module()
+    stdlib = agent.STDLIB_DIRS[0]
+
+    def module(path: str) -> types.ModuleType:
+        made = types.ModuleType("m")
+        made.__file__ = path
+        return made
+
+    assert agent._stdlib_module("colorsys", module(stdlib + "colorsys.py"), frozenset())
+    assert agent._stdlib_module("json.tool", module(stdlib + "json/tool.py"), frozenset())
+    assert not agent._stdlib_module("colorsys", module(stdlib + "colorsys.py"), frozenset({"colorsys"}))
+    assert not agent._stdlib_module("yaml", module(stdlib + "site-packages/yaml/__init__.py"), frozenset())
+    assert not agent._stdlib_module("antigravity", module(stdlib + "antigravity.py"), frozenset())
+    assert not agent._stdlib_module("idlelib.run", module(stdlib + "idlelib/run.py"), frozenset())
+    assert not agent._stdlib_module("mine", module(str(tmp_path / "mine.py")), frozenset())
+    assert not agent._stdlib_module("sys", types.ModuleType("sys"), frozenset())  # built in: no file
+
+
+def test_agent_import_stdlib__a_module_that_warns_on_import_is_taken_out_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deprecated module warns when imported: kept in the agent, a child's import of it would no longer
+    warn. It leaves with what its import brought in, and is not tried again; a quiet one stays."""
+    import sys
+
+    agent = _agent_module()
+    (tmp_path / "mh_loud.py").write_text(
+        "import warnings\nimport mh_loud_dep\nwarnings.warn('old', DeprecationWarning)\n"
+    )
+    (tmp_path / "mh_loud_dep.py").write_text("")
+    (tmp_path / "mh_quiet.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        agent._import_stdlib(["mh_loud", "mh_quiet"])
+        assert "mh_quiet" in sys.modules
+        assert "mh_loud" not in sys.modules
+        assert "mh_loud_dep" not in sys.modules
+        assert agent._not_preloadable == {"mh_loud"}
+        agent._import_stdlib_later(["std:mh_loud", "std:mh_quiet", "ansible.module_utils.basic"])
+        assert agent._later == []  # one is loaded, the other is not tried again
+    finally:
+        for name in ("mh_loud", "mh_loud_dep", "mh_quiet"):
+            sys.modules.pop(name, None)

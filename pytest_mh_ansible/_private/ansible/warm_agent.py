@@ -120,6 +120,26 @@ _preload_rounds = [0]
 _later = []  # work for after the answer is written: (function, arguments)
 
 
+def _stdlib_dirs():
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple(sorted({os.path.join(paths[key], "") for key in ("stdlib", "platstdlib") if paths.get(key)}))
+
+
+# The standard library's modules that a child imported and the agent has not (a module's ``pty``
+# or ``ctypes.util``, the journal script's ``shutil``): the agent imports them too, after
+# answering, so that the next children find them loaded. Only files of the interpreter's own
+# library (not its site-packages), never one of these, which act when imported, and never one
+# that warns when imported (a child's import would no longer warn): see _import_stdlib().
+STDLIB_DIRS = _stdlib_dirs()
+NOT_PRELOADED = re.compile(
+    r"^(__main__|antigravity|this|idlelib|tkinter|turtle\w*|readline|rlcompleter|site|sitecustomize|"
+    r"usercustomize|test|ensurepip|venv|pydoc_data|lib2to3)(\.|$)"
+)
+_not_preloadable = set()  # names that warned or failed when the agent imported them: not tried again
+
+
 def _read_exact(n):
     global _buffer
     while len(_buffer) < n:
@@ -226,6 +246,15 @@ def _point_packages_at(zip_path):
 
 def _preload_later(key, names_r):
     """Queue the preload of what a module's child reported it imported and the agent has not."""
+    reported = _read_names(names_r)
+    names = [name for name in reported if PRELOADABLE.match(name) and name not in sys.modules]
+    if names and _preload_dir is not None:
+        _later.append((_preload, (base64.b64decode(_zip_literals[key]), sorted(names))))
+    _import_stdlib_later(reported)
+
+
+def _read_names(names_r):
+    """What a child reported on its names pipe (read to its end), a name a line."""
     chunks = []
     while True:
         chunk = os.read(names_r, 65536)
@@ -233,10 +262,50 @@ def _preload_later(key, names_r):
             break
         chunks.append(chunk)
     os.close(names_r)
-    names = [name for name in b"".join(chunks).decode("ascii", "replace").split() if PRELOADABLE.match(name)]
-    names = [name for name in names if name not in sys.modules]
-    if names and _preload_dir is not None:
-        _later.append((_preload, (base64.b64decode(_zip_literals[key]), sorted(names))))
+    return b"".join(chunks).decode("ascii", "replace").split()
+
+
+def _import_stdlib_later(reported):
+    """Queue the import of the standard library's modules that a child reported (``std:`` names)."""
+    names = [
+        name[4:]
+        for name in reported
+        if name.startswith("std:") and name[4:] not in sys.modules and name[4:] not in _not_preloadable
+    ]
+    if names:
+        _later.append((_import_stdlib, (sorted(names),)))
+
+
+def _import_stdlib(names):
+    """Import ``names`` of the standard library into the agent, so that its next children have them.
+
+    A module that warns when imported (a deprecated one) is taken out again, with what its import
+    brought in: a child must see the warning as a fresh interpreter would. One that fails to
+    import is left to the children, as before.
+    """
+    import warnings
+
+    for name in names:
+        if name in sys.modules:
+            continue
+        before = set(sys.modules)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                importlib.import_module(name)
+            except Exception:
+                caught.append(None)
+        if caught:
+            _not_preloadable.add(name)
+            for new in set(sys.modules) - before:
+                parent, _, child = new.rpartition(".")
+                if parent in sys.modules and getattr(sys.modules[parent], child, None) is sys.modules[new]:
+                    delattr(sys.modules[parent], child)
+                del sys.modules[new]
+    if _fingerprint:  # a package change must renew an agent whose loaded files changed: these too
+        _take_fingerprint()
+    if hasattr(gc, "freeze"):
+        gc.freeze()
 
 
 def _loaded_files():
@@ -445,14 +514,31 @@ except Exception:
     _prctl = None
 
 
-def _report_imports(names_w):
-    """Tell the agent which module_utils this module imported from its payload (names, one a line)."""
+def _stdlib_module(name, module, known):
+    """Whether a child's ``module`` is one of the standard library's that the agent can import too."""
+    if name in known or NOT_PRELOADED.match(name):
+        return False
+    filename = getattr(module, "__file__", None) or ""
+    return (
+        filename.startswith(STDLIB_DIRS)
+        and os.sep + "site-packages" + os.sep not in filename
+        and os.sep + "dist-packages" + os.sep not in filename
+    )
+
+
+def _report_imports(names_w, known):
+    """Tell the agent which module_utils this module imported from its payload, and which modules of
+    the standard library it imported that the agent (``known``: its modules at the fork) has not.
+
+    Names, one a line; the standard library's with a ``std:`` prefix.
+    """
     try:
-        names = [
-            name
-            for name, module in list(sys.modules.items())
-            if PRELOADABLE.match(name) and "_payload.zip" + os.sep in (getattr(module, "__file__", None) or "")
-        ]
+        names = []
+        for name, module in list(sys.modules.items()):
+            if PRELOADABLE.match(name) and "_payload.zip" + os.sep in (getattr(module, "__file__", None) or ""):
+                names.append(name)
+            elif _stdlib_module(name, module, known):
+                names.append("std:" + name)
         data = "\n".join(names).encode("ascii", "replace")
         if len(data) > 60000:  # within the pipe's buffer: the write never blocks
             data = data[: data.rfind(b"\n", 0, 60000)]
@@ -468,6 +554,7 @@ def _child(header, code, code_cache, pipes):
         if os.getppid() != AGENT_PID:
             os._exit(137)
     out_w, err_w, names_w = pipes  # stdout, stderr, and the names of the module_utils it imported
+    known = frozenset(sys.modules)  # the agent's modules
     os.dup2(out_w, 1)
     os.dup2(err_w, 2)
     os.close(out_w)
@@ -519,7 +606,7 @@ def _child(header, code, code_cache, pipes):
             stream.flush()
         except Exception:
             pass
-    _report_imports(names_w)
+    _report_imports(names_w, known)
     os._exit(rc)
 
 
@@ -716,14 +803,17 @@ def _script(header, source):
             return {"rc": 1}, b"", ("mh-warm-agent: the script does not compile: %s\n" % err).encode()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    names_r, names_w = os.pipe()  # the standard library's modules it imported (see _report_imports)
     pid = os.fork()
     if pid == 0:
         rc = 70
         try:
             if _prctl is not None:
                 _prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: dies with the agent
+            known = frozenset(sys.modules)
             os.close(out_r)
             os.close(err_r)
+            os.close(names_r)
             os.dup2(out_w, 1)
             os.dup2(err_w, 2)
             for fd in (out_w, err_w, IN_FD, OUT_FD):
@@ -745,11 +835,14 @@ def _script(header, source):
                     stream.flush()
                 except Exception:
                     pass
+            _report_imports(names_w, known)
         finally:
             os._exit(rc)  # never let the child run the agent's own code
     os.close(out_w)
     os.close(err_w)
+    os.close(names_w)
     rc, out, err = _collect(pid, out_r, err_r)
+    _import_stdlib_later(_read_names(names_r))
     return {"rc": rc, "run_ms": round((time.monotonic() - started) * 1000, 1)}, out, err
 
 

@@ -1045,3 +1045,36 @@ def test_a_module_utils_not_loaded_before_a_module_imports_it(inventory: Invento
     names = set(out.decode().split())
     assert "ansible.module_utils.basic" in names
     assert not any(name.startswith("ansible.module_utils.facts") for name in names), sorted(names)
+
+
+_LOADED_STDLIB = b"""
+import sys
+print(" ".join(name for name in ("calendar", "ctypes.util", "pty", "termios") if name in sys.modules))
+"""
+
+
+def test_the_stdlib_modules_a_module_imported_are_loaded_in_the_agent_after_its_call(inventory: Inventory) -> None:
+    """The ``user`` module imports ``pty``, ``calendar``, ``ctypes.util`` and ``termios``, which ``basic`` does
+    not: after its first call the agent has them (its next calls fork with them loaded), and the
+    result of the next call is the first one's."""
+    fresh = WarmExecutor(inventory)
+
+    def loaded() -> str:
+        (agent,) = fresh._pool.agents()
+        answer, out, err = agent.run({}, _LOADED_STDLIB, op="script")
+        assert answer["rc"] == 0, err
+        return out.decode().strip()
+
+    try:
+        fresh.run("server1", "ansible.builtin.ping", {}, **_CALL)
+        after_ping = loaded()
+        args = {"name": "root", "state": "present"}
+        first = fresh.run("server1", "ansible.builtin.user", args, **{**_CALL, "check": True})
+        after_user = loaded()
+        second = fresh.run("server1", "ansible.builtin.user", args, **{**_CALL, "check": True})
+        assert fresh.last_route == (1, 0)
+    finally:
+        fresh.close()
+    assert (after_ping, after_user) == ("", "calendar ctypes.util pty termios")
+    assert first == second
+    assert first["changed"] is False
