@@ -409,26 +409,25 @@ def _purge(host: MultihostHost, names: Sequence[str]) -> None:
     """Purge what a test installed: with ``dpkg --purge`` in one run, then apt's auto-installed marks of
     those packages dropped, which leaves dpkg's and apt's state as ``apt-get purge`` would.
 
-    When dpkg refuses (a package another one now needs, an essential one), ``apt-get`` purges them
-    as the apt module would (and the marks of those dpkg purged before it refused go too), and if that
-    fails too, the apt module does, and its error is the one
-    the user sees. The executor then hears of the change (:meth:`HostModules.packages_changed`): a
-    warm agent that loaded a file of a purged package is replaced, as after the module.
+    When dpkg refuses (a package another one now needs, an essential one), ``apt-get`` purges them as
+    the apt module would (the marks of those dpkg purged before it refused go too); if that fails
+    too, the apt module does, and its error is the one the user sees. The executor then hears of the
+    change (:meth:`HostModules.packages_changed`): a warm agent that loaded a file of a purged package
+    is replaced, as after the module.
     """
     quoted = " ".join(shlex.quote(name) for name in names)
-    done = host.conn.run(
-        f"{_SBIN_PATH}{_DPKG_PURGE} {quoted} >/dev/null 2>&1 && {_forget_auto_marks(names)}", raise_on_error=False
+    forget = _forget_auto_marks(names)
+    tries = (
+        ("dpkg --purge", _DPKG_PURGE, "apt-get purges them"),
+        ("apt-get purge", _APT_PURGE, "the apt module purges them"),
     )
-    if done.rc != 0:
-        log.info("%s: dpkg --purge of %s exited %d: apt-get purges them", host.name, quoted, done.rc)
-        done = host.conn.run(
-            f"{_SBIN_PATH}{_APT_PURGE} {quoted} >/dev/null 2>&1 && {_forget_auto_marks(names)}", raise_on_error=False
-        )
-    if done.rc != 0:
-        log.info("%s: apt-get purge of %s exited %d: the apt module purges them", host.name, quoted, done.rc)
-        _ok(host.ansible.run("ansible.builtin.apt", name=list(names), state="absent", purge=True))
-        return
-    host.ansible.packages_changed()
+    for tool, purge, then in tries:
+        done = host.conn.run(f"{_SBIN_PATH}{purge} {quoted} >/dev/null 2>&1 && {forget}", raise_on_error=False)
+        if done.rc == 0:
+            host.ansible.packages_changed()
+            return
+        log.info("%s: %s of %s exited %d: %s", host.name, tool, quoted, done.rc, then)
+    _ok(host.ansible.run("ansible.builtin.apt", name=list(names), state="absent", purge=True))
 
 
 def _service_command(host: MultihostHost, name: str, action: str) -> bool:
