@@ -155,3 +155,30 @@ def test_script__failures_are_an_exit_code_and_a_traceback(agent: _Agent) -> Non
     answer, _, _ = agent.run({"request": None}, b"raise SystemExit(3)\n", op="script")
     assert answer["rc"] == 3
     assert _exec(agent, ["/bin/sh", "-c", "echo still here"])[1] == b"still here\n"  # the agent lives on
+
+
+def test_command_agents__a_script_waits_for_a_starting_agent_a_command_does_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A command never waits for the agent (the standard path runs it meanwhile); the journal's
+    script waits for an agent that is coming up, so its path does not depend on the machine's load."""
+    slow_boot = f'sleep 0.5; exec {sys.executable} -c "$MH_BOOT"'
+
+    def open_slow(conn: Any, become: Any, interpreter: str, **_: Any) -> tuple[_Channel, None]:
+        return _Channel([*CLEAN_ENV, f"MH_BOOT={_BOOT}", "/bin/sh", "-c", slow_boot], shell=False, cwd=None), None
+
+    monkeypatch.setattr("pytest_mh_ansible._private.ansible.command_agent.open_channel", open_slow)
+    agents = CommandAgents("h1", interpreter=sys.executable)
+    local = _FakePlugin("ansible.builtin.local")
+    try:
+        started = time.monotonic()
+        assert agents.run(local, None, ["/bin/sh", "-c", "true"], None) is None  # starts it, does not wait
+        assert agents.run(local, None, ["/bin/sh", "-c", "true"], None) is None  # still starting: no wait
+        assert time.monotonic() - started < 0.4
+        served = agents.script(local, None, b"print(REQUEST['n'] * 2)\n", {"n": 21})
+        assert time.monotonic() - started >= 0.5
+        assert served is not None
+        assert served[:2] == (0, b"42\n")
+        assert agents.run(local, None, ["/bin/sh", "-c", "echo via agent"], None) == (0, b"via agent\n", b"")
+    finally:
+        agents.close()

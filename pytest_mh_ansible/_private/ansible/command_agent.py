@@ -40,6 +40,9 @@ logger = logging.getLogger("pytest_mh_ansible.conn")
 
 _TRANSPORTS = frozenset({"ssh", "local"})
 _START_JOIN = 5.0
+# How long a script waits for an agent that an earlier command started: less than a module costs
+# on a loaded machine, and the journal's path stays the same from one run to the next.
+_SCRIPT_WAIT = 10.0
 
 
 class CommandLost(Exception):
@@ -99,15 +102,19 @@ class CommandAgents:
     def script(self, conn: Any, become: Any, source: bytes, request: Any) -> tuple[int, bytes, bytes] | None:
         """Run a stdlib-only Python ``source`` in the agent of ``become``'s user (``REQUEST`` is ``request``).
 
+        An agent that an earlier command started and that is still coming up is waited for (up to
+        10 s): its start is most of the way done, while the module the caller would run instead
+        costs more than the rest of it, and the journal's path does not depend on the machine's load.
+
         :returns: Its exit code, stdout and stderr; None when this host and user have no agent (yet):
             the caller takes its standard way (a module).
         :raises AnsibleConnectionFailure: The agent was lost during the script because the host went away.
         :raises CommandLost: The agent was lost during the script and the host still answers.
         """
-        return self._request(conn, become, "script", {"request": request}, source)
+        return self._request(conn, become, "script", {"request": request}, source, wait=_SCRIPT_WAIT)
 
     def _request(
-        self, conn: Any, become: Any, op: str, header: dict[str, Any], payload: bytes
+        self, conn: Any, become: Any, op: str, header: dict[str, Any], payload: bytes, *, wait: float = 0.0
     ) -> tuple[int, bytes, bytes] | None:
         transport = compat.plugin_load_name(conn).rsplit(".", 1)[-1]
         key = "-" if become is None else f"{become.name}:{become.get_option('become_user')}"
@@ -121,7 +128,7 @@ class CommandAgents:
         if slot.agent is not None and not slot.agent.channel.alive():
             self._drop(slot)
             slot.lost(label, "the agent or its connection went away")
-        if slot.agent is None and not self._ready(key, slot, label, conn, become):
+        if slot.agent is None and not self._ready(key, slot, label, conn, become, wait=wait):
             return None
         agent = slot.agent
         assert agent is not None
@@ -154,8 +161,11 @@ class CommandAgents:
             if slot.agent is not None:
                 slot.agent.stop()
 
-    def _ready(self, key: str, slot: _Slot, label: str, conn: Any, become: Any) -> bool:
-        """Whether the slot has its agent now; starts one in the background if none is coming."""
+    def _ready(self, key: str, slot: _Slot, label: str, conn: Any, become: Any, *, wait: float = 0.0) -> bool:
+        """Whether the slot has its agent now; starts one in the background if none is coming.
+
+        :param wait: How long to wait for an agent that is already starting (a new start is never waited for).
+        """
         pending = self._starting.get(key)
         if pending is None:
             if slot.disabled:
@@ -169,7 +179,7 @@ class CommandAgents:
             pending = self._starting[key] = _Starting(_Agent(label=label, channel=channel))
             threading.Thread(target=pending.wait, args=(password,), name=f"mh-agent-{label}", daemon=True).start()
             return False
-        if not pending.done.is_set():
+        if not pending.done.wait(wait):
             return False
         del self._starting[key]
         if pending.error is not None:
