@@ -1,0 +1,247 @@
+"""The floor of a module-backed user or group add: the module call alone, against the whole raw add + delete.
+
+Usage::
+
+    python3 bench/module_floor.py                  # brings a one-host systemd lab up and down (root)
+    python3 bench/module_floor.py -n 40 --json bench/results/floor-<stamp>.json
+    python3 bench/module_floor.py --inventory hosts.yml --host server1
+
+Issue #15 asks for ``users.add`` and ``users.add_group`` with their rollback at no more than what
+pytest-mh's shell commands cost (``useradd`` then ``userdel --remove``; ``groupadd`` then
+``groupdel``), while the change still goes through an Ansible module. This script measures the
+part of ours that no journal, probe or undo work can remove: one warm ``ansible.builtin.user`` or
+``ansible.builtin.group`` call that adds (``changed``), with no rollback journal at all, next to the
+*whole* raw pair (add and delete as two commands over the command agent, as the raw path and
+pytest-mh run them). After a module call the journal's own undo command for it (``userdel --remove
+--force``, ``groupdel``) is timed on its own: the module call plus that undo is what a
+module-backed add with its rollback costs at the least, with no probe and no journal work.
+
+In every round each kind runs once, the order rotating from round to round. The executor's log line
+of each call gives the agent's share (``run`` ms: fork, the AnsiballZ wrapper, the module, its
+``useradd``/``groupadd``, exit), so the controller's share is the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import platform
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pytest_mh_ansible._private.ansible.inventory import Inventory
+from pytest_mh_ansible._private.ansible.transport import AnsibleTransport
+from pytest_mh_ansible._private.ansible.warm import WarmExecutor
+from pytest_mh_ansible.conn import Connection
+from pytest_mh_ansible.host import MultihostHost
+from pytest_mh_ansible.modules import HostModules
+
+USER = "mhflooruser"
+GROUP = "mhfloorgroup"
+_AGENT_RUN = re.compile(r"warm module call rc=0 \(agent: prepare [\d.]+ ms, run ([\d.]+) ms\)")
+
+
+class _AgentRuns(logging.Handler):
+    """The agent's ``run`` share of each warm module call, from the executor's debug line."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.runs: list[float] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        match = _AGENT_RUN.search(record.getMessage())
+        if match:
+            self.runs.append(float(match.group(1)))
+
+
+@contextlib.contextmanager
+def _inventory_path(given: str | None) -> Iterator[str]:
+    if given is not None:
+        yield given
+        return
+    from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
+
+    spec = LabSpec(name="mhfloor", hosts=(LabHostSpec("server1", roles=("server",), init="systemd"),))
+    with tempfile.TemporaryDirectory(prefix="mhfloor-") as tmp, Lab(spec, Path(tmp) / "mhfloor") as lab:
+        yield str(lab.inventory_path)
+
+
+def _kinds(modules: HostModules, conn: Connection) -> dict[str, tuple[Callable[[], object], Callable[[], object]]]:
+    """Each kind: (the timed part, the untimed clean-up that lets the next round add again)."""
+
+    def nothing() -> None:
+        return None
+
+    def module(name: str, args: dict[str, Any]) -> Callable[[], object]:
+        def call() -> object:
+            result = modules.run(name, **args)
+            if not result.changed:
+                raise RuntimeError(f"{name} {args}: not changed (was the clean-up missed?)")
+            return result
+
+        return call
+
+    return {
+        "group module add (alone, warm)": (
+            module("ansible.builtin.group", {"name": GROUP, "state": "present"}),
+            lambda: conn.run(f"groupdel {GROUP}"),  # the journal's undo of a group it saw created
+        ),
+        "raw groupadd + groupdel": (lambda: (conn.run(f"groupadd {GROUP}"), conn.run(f"groupdel {GROUP}")), nothing),
+        "user module add (alone, warm)": (
+            module("ansible.builtin.user", {"name": USER, "state": "present", "create_home": True}),
+            lambda: conn.run(f"userdel --remove --force {USER}"),  # the journal's undo of a user it saw created
+        ),
+        "raw useradd + userdel": (
+            lambda: (conn.run(f"useradd --create-home {USER}"), conn.run(f"userdel --remove {USER}")),
+            nothing,
+        ),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--inventory", help="an inventory to use instead of a new lab")
+    parser.add_argument("--host", default="server1", help="the inventory host to measure (default: server1)")
+    parser.add_argument("-n", type=int, default=30, help="timed rounds (default: 30)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed rounds first (default: 3)")
+    parser.add_argument("--json", metavar="FILE", help="write the configuration, the figures and every sample")
+    options = parser.parse_args(argv)
+    if options.n < 1 or options.warmup < 1:
+        parser.error("-n and --warmup must be at least 1 (the warm-up starts both agents)")
+
+    agent_runs = _AgentRuns()
+    module_logger = logging.getLogger("pytest_mh_ansible.modules")
+    module_logger.addHandler(agent_runs)
+    module_logger.setLevel(logging.DEBUG)
+    load_before = os.getloadavg()
+    started_all = time.perf_counter()
+    with _inventory_path(options.inventory) as path:
+        inventory = Inventory.load([path])
+        variables = inventory.host(options.host).variables
+        host = MultihostHost(options.host, roles=(), domain="default", variables=variables)
+        transport = AnsibleTransport(options.host, variables, command_agent=True)
+        conn = Connection(options.host, variables, transport=transport)
+        executor = WarmExecutor(inventory, default="warm")
+        kinds = _kinds(HostModules(host, executor), conn)
+        names = list(kinds)
+        times: dict[str, list[float]] = {name: [] for name in names}
+        agent: dict[str, list[float]] = {name: [] for name in names if "module" in name}
+        undo: dict[str, list[float]] = {name: [] for name in agent}
+        try:
+            conn.run(f"! getent group {GROUP} >/dev/null && ! getent passwd {USER} >/dev/null")
+            for round_no in range(options.warmup + options.n):
+                timed = round_no >= options.warmup
+                shift = round_no % len(names)
+                for name in names[shift:] + names[:shift]:
+                    measured, clean_up = kinds[name]
+                    before = len(agent_runs.runs)
+                    started = time.perf_counter()
+                    measured()
+                    elapsed = (time.perf_counter() - started) * 1000
+                    started = time.perf_counter()
+                    clean_up()
+                    undone = (time.perf_counter() - started) * 1000
+                    if timed:
+                        times[name].append(elapsed)
+                        if name in undo:
+                            undo[name].append(undone)
+                        if name in agent and len(agent_runs.runs) == before + 1:
+                            agent[name].append(agent_runs.runs[-1])
+                if round_no == 0:
+                    time.sleep(2)  # the command agent starts in the background on the first command
+        finally:
+            with contextlib.suppress(Exception):
+                executor.close()
+            with contextlib.suppress(Exception):
+                conn.run(f"userdel --remove {USER} 2>/dev/null; groupdel {GROUP} 2>/dev/null; true")
+            conn.close()
+            module_logger.removeHandler(agent_runs)
+    duration = time.perf_counter() - started_all
+
+    figures: dict[str, dict[str, float]] = {}
+    for name in names:
+        figures[name] = {"median_ms": statistics.median(times[name]), "min_ms": min(times[name])}
+        if agent.get(name):
+            figures[name]["agent_run_median_ms"] = statistics.median(agent[name])
+        if undo.get(name):
+            figures[name]["undo_median_ms"] = statistics.median(undo[name])
+            floor = [call + back for call, back in zip(times[name], undo[name], strict=True)]
+            figures[name]["with_undo_median_ms"] = statistics.median(floor)
+    group, user = figures["group module add (alone, warm)"], figures["user module add (alone, warm)"]
+    ratios = {
+        "group module add alone / raw groupadd + groupdel": group["median_ms"]
+        / figures["raw groupadd + groupdel"]["median_ms"],
+        "group module add + its undo / raw groupadd + groupdel": group["with_undo_median_ms"]
+        / figures["raw groupadd + groupdel"]["median_ms"],
+        "user module add alone / raw useradd + userdel": user["median_ms"]
+        / figures["raw useradd + userdel"]["median_ms"],
+        "user module add + its undo / raw useradd + userdel": user["with_undo_median_ms"]
+        / figures["raw useradd + userdel"]["median_ms"],
+    }
+    print(f"host {options.host}: {options.n} timed rounds after {options.warmup} warm-up rounds; {duration:.0f} s")
+    width = max(map(len, names))
+    for name in names:
+        line = f"  {name:<{width}}  median {figures[name]['median_ms']:6.1f} ms  min {figures[name]['min_ms']:6.1f} ms"
+        if "agent_run_median_ms" in figures[name]:
+            line += f"  (agent's run {figures[name]['agent_run_median_ms']:.1f} ms)"
+        if "with_undo_median_ms" in figures[name]:
+            undo_ms, both_ms = figures[name]["undo_median_ms"], figures[name]["with_undo_median_ms"]
+            line += f"; its undo {undo_ms:.1f} ms, both {both_ms:.1f} ms"
+        print(line)
+    for label, ratio in ratios.items():
+        print(f"  {label}: {ratio:.2f}")
+    if options.json:
+        result = {
+            "config": {
+                "host": options.host,
+                "n": options.n,
+                "warmup_rounds": options.warmup,
+                "python": platform.python_version(),
+                "ansible_core": _version("ansible-core"),
+                "commit": _commit(),
+                "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "load_average_before": [round(v, 2) for v in load_before],
+                "duration_s": round(duration, 1),
+            },
+            "figures": figures,
+            "ratios": ratios,
+            "samples": times,
+            "agent_run_ms": agent,
+            "undo_ms": undo,
+        }
+        Path(options.json).write_text(json.dumps(result, indent=1))
+        print(f"JSON written to {options.json}")
+    return 0
+
+
+def _version(dist: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return None
+
+
+def _commit() -> str | None:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.stdout.strip()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
