@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
                 "executors": names,
                 "agent_starts": options.agent_starts,
                 "python": platform.python_version(),
-                "ansible_core": _version("ansible-core"),
+                "ansible_core": package_version("ansible-core"),
                 "duration_s": round(duration, 1),
             },
             "figures": figures,
@@ -294,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _version(dist: str) -> str | None:
+def package_version(dist: str) -> str | None:
+    """The installed version of ``dist`` in this interpreter, or None."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:

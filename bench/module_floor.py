@@ -39,6 +39,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from compare import git_commit
+from module_call import package_version
+
 from pytest_mh_ansible._private.ansible.inventory import Inventory
 from pytest_mh_ansible._private.ansible.transport import AnsibleTransport
 from pytest_mh_ansible._private.ansible.warm import WarmExecutor
@@ -207,8 +210,8 @@ def main(argv: list[str] | None = None) -> int:
                 "n": options.n,
                 "warmup_rounds": options.warmup,
                 "python": platform.python_version(),
-                "ansible_core": _version("ansible-core"),
-                "commit": _commit(),
+                "ansible_core": package_version("ansible-core"),
+                "commit": git_commit(),
                 "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "load_average_before": [round(v, 2) for v in load_before],
                 "duration_s": round(duration, 1),
@@ -222,25 +225,6 @@ def main(argv: list[str] | None = None) -> int:
         Path(options.json).write_text(json.dumps(result, indent=1))
         print(f"JSON written to {options.json}")
     return 0
-
-
-def _version(dist: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return None
-
-
-def _commit() -> str | None:
-    import subprocess
-
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return out.stdout.strip()
 
 
 if __name__ == "__main__":
