@@ -32,6 +32,7 @@ from typing import Any
 from pytest_mh_ansible._private.ansible.executor import StandardExecutor
 from pytest_mh_ansible._private.ansible.inventory import Inventory
 from pytest_mh_ansible._private.ansible.warm import WarmExecutor
+from pytest_mh_ansible._private.lab.spec import InitSystem
 from pytest_mh_ansible.conn import Connection
 from pytest_mh_ansible.host import MultihostHost
 from pytest_mh_ansible.lab import dummy_init_script
@@ -73,15 +74,34 @@ class _WarmLog(logging.Handler):
 
 
 @contextlib.contextmanager
-def _inventory_path(given: str | None) -> Iterator[str]:
-    if given is not None:
-        yield given
-        return
-    from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
+def lab_host(
+    given: str | None, name: str, *, lab: str = "mhbench", init: InitSystem | None = None
+) -> Iterator[tuple[Inventory, MultihostHost]]:
+    """The inventory and the host ``name`` to measure: from the inventory file ``given``, else from a
+    one-host lab ``lab`` (host ``server1``) brought up for the run and down after it."""
+    with contextlib.ExitStack() as stack:
+        path = given
+        if path is None:
+            from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
 
-    spec = LabSpec(name="mhbench", hosts=(LabHostSpec("server1", roles=("server",)),))
-    with tempfile.TemporaryDirectory(prefix="mhbench-") as tmp, Lab(spec, Path(tmp) / "mhbench") as lab:
-        yield str(lab.inventory_path)
+            spec = LabSpec(name=lab, hosts=(LabHostSpec("server1", roles=("server",), init=init),))
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"{lab}-"))
+            path = str(stack.enter_context(Lab(spec, Path(tmp) / lab)).inventory_path)
+        inventory = Inventory.load([path])
+        variables = inventory.host(name).variables
+        yield inventory, MultihostHost(name, roles=(), domain="default", variables=variables)
+
+
+@contextlib.contextmanager
+def module_log(handler: logging.Handler, level: int) -> Iterator[None]:
+    """``handler`` on the module executors' logger (at ``level``) for the time of the block."""
+    logger = logging.getLogger("pytest_mh_ansible.modules")
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 def _percentile(values: list[float], fraction: float) -> float:
@@ -154,16 +174,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("-n and --warmup must be at least 1 (the warm-up keeps agent start-up out of the medians)")
 
     warm_log = _WarmLog()
-    module_logger = logging.getLogger("pytest_mh_ansible.modules")
-    module_logger.addHandler(warm_log)
-    module_logger.setLevel(logging.INFO)
     started_all = time.perf_counter()
 
-    with _inventory_path(options.inventory) as path:
-        inventory = Inventory.load([path])
-        variables = inventory.host(options.host).variables
-        host = MultihostHost(options.host, roles=(), domain="default", variables=variables)
-        conn = Connection(options.host, variables)
+    with module_log(warm_log, logging.INFO), lab_host(options.inventory, options.host) as (inventory, host):
+        conn = Connection(options.host, host.vars)
         executors = {name: _make(name, inventory) for name in names}
         modules = {name: HostModules(host, executor) for name, executor in executors.items()}
         counter = iter(range(10**9))
@@ -221,7 +235,6 @@ def main(argv: list[str] | None = None) -> int:
                     raise_on_error=False,
                 )
             conn.close()
-            module_logger.removeHandler(warm_log)
 
     duration = time.perf_counter() - started_all
     figures: dict[str, dict[str, Any]] = {}

@@ -32,21 +32,18 @@ import platform
 import re
 import statistics
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from compare import git_commit
-from module_call import package_version
+from module_call import lab_host, module_log, package_version
 
-from pytest_mh_ansible._private.ansible.inventory import Inventory
 from pytest_mh_ansible._private.ansible.transport import AnsibleTransport
 from pytest_mh_ansible._private.ansible.warm import WarmExecutor
 from pytest_mh_ansible.conn import Connection
-from pytest_mh_ansible.host import MultihostHost
 from pytest_mh_ansible.modules import HostModules
 
 USER = "mhflooruser"
@@ -65,18 +62,6 @@ class _AgentRuns(logging.Handler):
         match = _AGENT_RUN.search(record.getMessage())
         if match:
             self.runs.append(float(match.group(1)))
-
-
-@contextlib.contextmanager
-def _inventory_path(given: str | None) -> Iterator[str]:
-    if given is not None:
-        yield given
-        return
-    from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
-
-    spec = LabSpec(name="mhfloor", hosts=(LabHostSpec("server1", roles=("server",), init="systemd"),))
-    with tempfile.TemporaryDirectory(prefix="mhfloor-") as tmp, Lab(spec, Path(tmp) / "mhfloor") as lab:
-        yield str(lab.inventory_path)
 
 
 def _kinds(modules: HostModules, conn: Connection) -> dict[str, tuple[Callable[[], object], Callable[[], object]]]:
@@ -123,17 +108,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("-n and --warmup must be at least 1 (the warm-up starts both agents)")
 
     agent_runs = _AgentRuns()
-    module_logger = logging.getLogger("pytest_mh_ansible.modules")
-    module_logger.addHandler(agent_runs)
-    module_logger.setLevel(logging.DEBUG)
     load_before = os.getloadavg()
     started_all = time.perf_counter()
-    with _inventory_path(options.inventory) as path:
-        inventory = Inventory.load([path])
-        variables = inventory.host(options.host).variables
-        host = MultihostHost(options.host, roles=(), domain="default", variables=variables)
-        transport = AnsibleTransport(options.host, variables, command_agent=True)
-        conn = Connection(options.host, variables, transport=transport)
+    with (
+        module_log(agent_runs, logging.DEBUG),
+        lab_host(options.inventory, options.host, lab="mhfloor", init="systemd") as (inventory, host),
+    ):
+        transport = AnsibleTransport(options.host, host.vars, command_agent=True)
+        conn = Connection(options.host, host.vars, transport=transport)
         executor = WarmExecutor(inventory, default="warm")
         kinds = _kinds(HostModules(host, executor), conn)
         names = list(kinds)
@@ -168,7 +150,6 @@ def main(argv: list[str] | None = None) -> int:
             with contextlib.suppress(Exception):
                 conn.run(f"userdel --remove {USER} 2>/dev/null; groupdel {GROUP} 2>/dev/null; true")
             conn.close()
-            module_logger.removeHandler(agent_runs)
     duration = time.perf_counter() - started_all
 
     figures: dict[str, dict[str, float]] = {}
