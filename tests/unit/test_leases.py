@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import subprocess
@@ -48,9 +49,13 @@ class LocalTransport:
         self.closed = True
 
 
-def _leases(root: Path, controller: str, *, timeout: float = 0, ttl: float = 60) -> HostLeases:
+def _leases(
+    root: Path, controller: str, *, timeout: float = 0, ttl: float = 60, traces: tuple[str, ...] = ()
+) -> HostLeases:
     owner = LeaseOwner(controller, os.getpid(), "run1")
-    return HostLeases(owner, lambda host: LocalTransport(), ttl=ttl, timeout=timeout, poll=0.1, root=str(root))
+    return HostLeases(
+        owner, lambda host: LocalTransport(), ttl=ttl, timeout=timeout, poll=0.1, root=str(root), traces=traces
+    )
 
 
 def test_leases__second_controller_gets_an_error_naming_the_holder(tmp_path: Path) -> None:
@@ -74,7 +79,7 @@ def test_leases__several_hosts_at_once(tmp_path: Path) -> None:
     leases.acquire(["h3", "h1", "h2"])
     assert leases.held == {"h1", "h2", "h3"}
     leases.close()
-    assert list(tmp_path.iterdir()) == []
+    assert not tmp_path.exists()  # the lease root went with the last lease in it
 
 
 def test_leases__the_same_owner_takes_its_lease_again(tmp_path: Path) -> None:
@@ -104,7 +109,7 @@ def test_leases__release_is_quiet(tmp_path: Path, caplog: pytest.LogCaptureFixtu
     leases.acquire(["h1", "h2"])
     leases.release(["h1"])
     leases.close()
-    assert list(tmp_path.iterdir()) == []
+    assert not tmp_path.exists()
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
@@ -150,7 +155,13 @@ def test_leases__taken_and_given_back_over_the_tests_transport_renewed_over_thei
 
     owner = LeaseOwner("ctl-a", os.getpid(), "run1")
     leases = HostLeases(
-        owner, own_for, command_transport=lambda host: tests_transport, ttl=60, timeout=0, root=str(tmp_path)
+        owner,
+        own_for,
+        command_transport=lambda host: tests_transport,
+        ttl=60,
+        timeout=0,
+        root=str(tmp_path),
+        traces=(),
     )
     leases.acquire(["h1", "h2"])
     assert leases.held == {"h1", "h2"}
@@ -164,3 +175,82 @@ def test_leases__taken_and_given_back_over_the_tests_transport_renewed_over_thei
     assert own.closed
     assert not tests_transport.closed  # the tests' transport is not the leases' to close
     assert not Path(lease_path("h2", str(tmp_path))).exists()
+
+
+def test_leases__the_lease_root_goes_with_the_last_lease_never_under_another(tmp_path: Path) -> None:
+    """Hosts are left as found: the lease root is removed (rmdir) by whoever gives back the last lease in it."""
+    root = tmp_path / "leases"
+    first, second = _leases(root, "ctl-a"), _leases(root, "ctl-b")
+    first.acquire(["h1"])
+    second.acquire(["h2"])
+    first.close()
+    assert (Path(lease_path("h2", str(root))) / "owner").read_text().startswith("ctl-b/")
+    assert second.renew() == []
+    second.close()
+    assert not root.exists()
+
+
+def test_leases__a_lease_is_taken_while_another_session_removes_the_root(tmp_path: Path) -> None:
+    """The root vanishing between a taker's ``mkdir -p`` and its lease's ``mkdir`` only makes it try again."""
+    root = tmp_path / "leases"
+    stop = threading.Event()
+
+    def churn() -> None:  # another session's release, over and over: rmdir of the (empty) root
+        while not stop.wait(0.02):
+            with contextlib.suppress(OSError):
+                root.rmdir()
+
+    thread = threading.Thread(target=churn)
+    thread.start()
+    try:
+        for n in range(20):
+            leases = _leases(root, "ctl-a", timeout=0)
+            leases.acquire([f"h{n}"])
+            assert (Path(lease_path(f"h{n}", str(root))) / "owner").exists()
+            leases.close()
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_leases__traces_absent_at_take_are_removed_on_release_when_empty(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    made, kept, full = tmp_path / "var" / "snapshots", tmp_path / "kept", tmp_path / "full"
+    kept.mkdir()
+    traces = (str(made), str(made.parent), str(kept), str(full), "~/.cache-mh")
+    env = os.environ.get("HOME")
+    os.environ["HOME"] = str(home)
+    try:
+        leases = _leases(tmp_path / "leases", "ctl-a", traces=traces)
+        leases.acquire(["h1"])
+        made.mkdir(parents=True)  # the session made these for its own use
+        full.mkdir()
+        (full / "left").write_text("a dead session's journal\n")  # not empty: never removed
+        (home / ".cache-mh").mkdir()
+        leases.close()
+    finally:
+        if env is None:
+            del os.environ["HOME"]
+        else:
+            os.environ["HOME"] = env
+    assert not made.exists()
+    assert not made.parent.exists()
+    assert not (home / ".cache-mh").exists()  # "~/" is the login user's home on the host
+    assert kept.is_dir()  # there before the lease: not ours
+    assert (full / "left").exists()
+    assert not (tmp_path / "leases").exists()
+
+
+def test_leases__a_takeover_keeps_the_dead_sessions_record_of_its_traces(tmp_path: Path) -> None:
+    root, trace = tmp_path / "leases", tmp_path / "trace"
+    lease = Path(lease_path("h1", str(root)))
+    lease.mkdir(parents=True)
+    (lease / "owner").write_text(f"ctl-dead/1/run0 {int(time.time()) - 5}\n")
+    (lease / "absent").write_text(f"{trace}\n")
+    trace.mkdir()  # made by the dead session, after its take
+    leases = _leases(root, "ctl-b", traces=(str(trace),))
+    leases.acquire(["h1"])
+    assert (lease / "absent").read_text() == f"{trace}\n"
+    leases.close()
+    assert not trace.exists()

@@ -7,6 +7,11 @@ line ``<controller>/<pid>/<run> <expiry>``. The holder renews the expiry while i
 (a thread, every third of the time to live); a lease whose expiry has passed on the host's clock
 is stale and the next session takes it over. A session that waits longer than
 ``--mh-lease-timeout`` fails the topology with :class:`HostLeaseError`, naming the holder.
+
+A host is left as it was found, the tool's own traces included: taking a lease notes which of the
+directories the session may leave behind (:data:`TRACES`: Ansible's ``~/.ansible/tmp``, the snapshot
+directory) are absent, and giving it back removes those again when they are empty (``rmdir``:
+never another session's content), then the lease root if no other lease is in it.
 """
 
 from __future__ import annotations
@@ -21,17 +26,30 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...errors import HostLeaseError
+from ..rollback.snapshots import SNAPSHOT_DIR
 from .connect import in_parallel
 
 if TYPE_CHECKING:
     from ...conn import Transport
 
-__all__ = ["LEASE_ROOT", "HostLeases", "LeaseOwner", "lease_path"]
+__all__ = ["LEASE_ROOT", "TRACES", "HostLeases", "LeaseOwner", "lease_path"]
 
 log = logging.getLogger("pytest_mh_ansible")
 
 LEASE_ROOT = "/tmp/pytest-mh-ansible-leases"
 """Where leases live on a host; ``/tmp`` because any user may write there and a reboot ends every lease."""
+
+TRACES: tuple[str, ...] = (
+    "~/.ansible/tmp",
+    "~/.ansible",
+    SNAPSHOT_DIR,
+    SNAPSHOT_DIR.rpartition("/")[0],
+)
+"""Directories a session may make on a host for its own use (``~``: the login user's home).
+
+Each one that is absent when a lease is taken is removed when it is given back, if it is empty:
+Ansible's remote temporary directory (a module makes it and leaves it), the snapshots' directory.
+"""
 
 _ID_RE = re.compile(r"^[A-Za-z0-9._-]+$")
 
@@ -59,18 +77,34 @@ def lease_path(host: str, root: str = LEASE_ROOT) -> str:
     return f"{root}/{re.sub(r'[^A-Za-z0-9._-]', '_', host)}"
 
 
-# $1: lease dir, $2: owner token, $3: seconds to live. Prints "acquired" or "held <owner> <expiry>".
+# $1: lease dir, $2: owner token, $3: seconds to live, $4...: the traces (TRACES). Prints "acquired" or
+# "held <owner> <expiry>". The lease records, in "absent", which traces did not exist: its release removes
+# them (if empty). A takeover keeps the dead session's record. The lease root may vanish between its
+# mkdir -p and the lease's mkdir (another session's release removed it, empty): made() tries again.
 _TAKE = r"""
-d=$1; me=$2; ttl=$3; now=$(date +%s)
+d=$1; me=$2; ttl=$3; shift 3; now=$(date +%s)
+gone=$(for p in "$@"; do
+  case $p in "~/"*) p=$HOME/${p#"~/"};; esac
+  [ -e "$p" ] || [ -L "$p" ] || printf '%s\n' "$p"
+done)
 write() { printf '%s %s\n' "$me" "$((now + ttl))" > "$d/owner.$$" && mv -f "$d/owner.$$" "$d/owner"; }
-mkdir -p "${d%/*}" 2>/dev/null; chmod 1777 "${d%/*}" 2>/dev/null
-if mkdir "$d" 2>/dev/null; then write && echo acquired && exit 0; fi
+note() { printf '%s\n' "$@" | sed '/^$/d' | LC_ALL=C sort -u > "$d/absent"; }
+made() {
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    mkdir -p "${d%/*}" 2>/dev/null; chmod 1777 "${d%/*}" 2>/dev/null
+    if mkdir "$d" 2>/dev/null; then return 0; fi
+    [ -d "${d%/*}" ] && return 1
+  done
+  return 1
+}
+if made; then note "$gone" && write && echo acquired && exit 0; fi
 line=$(cat "$d/owner" 2>/dev/null); set -- $line
 if [ "$1" = "$me" ]; then write && echo acquired && exit 0; fi
 exp=${2:-}
 if [ -z "$exp" ]; then exp=$(( $(stat -c %Y "$d" 2>/dev/null || echo "$now") + ttl )); fi
 if [ "$now" -gt "$exp" ] && mkdir "$d/takeover" 2>/dev/null; then
-  rm -rf "$d" && mkdir "$d" 2>/dev/null && write && echo acquired && exit 0
+  old=$(cat "$d/absent" 2>/dev/null)
+  rm -rf "$d" && made && note "$old" "$gone" && write && echo acquired && exit 0
 fi
 echo "held ${1:-unknown} $exp"
 """
@@ -85,12 +119,19 @@ fi
 echo "lost ${1:-none} ${2:-0}"
 """
 
-# $1: lease dir, $2: owner token. Removes the lease only if it is ours. Prints "released" or "not-ours"
-# (an answer is required: a command that prints nothing is taken for a failed one).
+# $1: lease dir, $2: owner token. Removes the lease only if it is ours, then the traces it found absent
+# (deepest first, only when empty) and the lease root when no other lease is in it. Prints "released" or
+# "not-ours" (an answer is required: a command that prints nothing is taken for a failed one).
 _RELEASE = r"""
 d=$1; me=$2
 line=$(cat "$d/owner" 2>/dev/null); set -- $line
-if [ "$1" = "$me" ]; then rm -rf "$d" && echo released && exit 0; fi
+if [ "$1" = "$me" ]; then
+  gone=$(LC_ALL=C sort -r "$d/absent" 2>/dev/null)
+  rm -rf "$d" || exit 1
+  printf '%s\n' "$gone" | while IFS= read -r p; do [ -n "$p" ] && rmdir "$p" 2>/dev/null; done
+  rmdir "${d%/*}" 2>/dev/null
+  echo released && exit 0
+fi
 echo not-ours
 """
 
@@ -116,6 +157,7 @@ class HostLeases:
         transports of ``transport_for``, connected side by side before the leases are taken.
     :param ttl: Seconds a lease lives without renewal (a killed session's hosts come free after it).
     :param timeout: Seconds to wait for a leased host before :class:`HostLeaseError`.
+    :param traces: The directories a session may leave on a host (:data:`TRACES`), removed again on release.
     """
 
     def __init__(
@@ -128,12 +170,14 @@ class HostLeases:
         timeout: float = 600,
         poll: float = 1.0,
         root: str = LEASE_ROOT,
+        traces: tuple[str, ...] = TRACES,
     ) -> None:
         self.owner = owner
         self.ttl = max(3, int(ttl))
         self.timeout = timeout
         self.poll = poll
         self.root = root
+        self.traces = traces
         self._transport_for = transport_for
         self._command_transport = command_transport
         # Our own transports: the renewal thread's (and the caller's, without a command_transport).
@@ -176,7 +220,9 @@ class HostLeases:
             started = time.monotonic()
             announced = False
             while True:
-                answer = self._run(host, _TAKE, lease_path(host, self.root), self.owner.token, str(self.ttl))
+                answer = self._run(
+                    host, _TAKE, lease_path(host, self.root), self.owner.token, str(self.ttl), *self.traces
+                )
                 if answer == "acquired":
                     break
                 _, _, rest = answer.partition(" ")
