@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 from ...errors import HostUnreachableError
-from ..secrets import logged_args, secrets
+from ..secrets import logged_args, mask_args, secrets
 from . import compat, control_dirs
 from .collection import collections_dir
 from .inventory import Inventory, _plain
@@ -286,6 +286,8 @@ class StandardExecutor:
             task_vars["ansible_become"] = True
         if become_user is not None:
             task_vars["ansible_become_user"] = become_user
+        if _hidden_on_target(args, options):
+            task_vars["ansible_no_target_syslog"] = True  # the module gets _ansible_no_log: nothing in the journal
         if "ansible_control_path_dir" not in task_vars:
             if self._cp_dir is None:
                 self._cp_dir = control_dirs.make("mh-cpx-")
@@ -302,6 +304,31 @@ class StandardExecutor:
                 queue=_NullQueue(),
             )
         return {str(key): _plain_result(value) for key, value in raw.items()}
+
+
+def _hidden_on_target(args: Mapping[str, Any], options: ModuleCallOptions) -> bool:
+    """True when the call's arguments must not reach the target's journal or syslog.
+
+    A module logs ``Invoked with <its arguments>`` on the target (journald, syslog) unless it is
+    given ``_ansible_no_log``, which Ansible sets from ``no_log`` or ``ansible_no_target_syslog``.
+    The second leaves the result as it is (``no_log`` hides it from the caller too), so it is what
+    a call gets when an argument holds a value that this tool masks (a vault value, a secret-named
+    argument, a known secret inside a string), or when the arguments are Jinja templates (their
+    values are only known on the way to the host). Other calls still log their arguments.
+    """
+    if mask_args(args) != dict(args):
+        return True
+    return options["template"] and _has_jinja(args)
+
+
+def _has_jinja(value: Any) -> bool:
+    if isinstance(value, str):
+        return "{{" in value or "{%" in value
+    if isinstance(value, Mapping):
+        return any(_has_jinja(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_jinja(item) for item in value)
+    return False
 
 
 def _forget_plain_collection_imports() -> None:

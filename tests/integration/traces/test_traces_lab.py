@@ -9,16 +9,13 @@ of it may stay on a host once the run ends. The fingerprint is read from inside 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterator
 
 import pytest
-from labname import lab_name
 
-from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
+from pytest_mh_ansible.lab import Lab
 
 pytestmark = pytest.mark.integration
 
-LAB_NAME = lab_name("mhtrace")
 HOSTS = ("client1", "server1")
 
 # Every entry under the watched trees: kind, mode and owner; a file's size and mtime too. A directory's
@@ -40,17 +37,6 @@ TESTS = textwrap.dedent("""
             role.host.ansible.run("ansible.builtin.lineinfile", path="/etc/hosts", line="10.9.9.9 mhtrace")
             assert role.host.conn.run("cat /etc/mh-trace.conf").stdout == f"run {n}\\n"
 """)
-
-
-@pytest.fixture(scope="module")
-def trace_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """A sysv client and a systemd server, so both inits' hosts are fingerprinted."""
-    spec = LabSpec(
-        name=LAB_NAME,
-        hosts=(LabHostSpec("client1", roles=("client",)), LabHostSpec("server1", roles=("server",), init="systemd")),
-    )
-    with Lab(spec, tmp_path_factory.mktemp("labs") / LAB_NAME) as lab:
-        yield lab
 
 
 def _fingerprints(lab: Lab) -> dict[str, list[str]]:
