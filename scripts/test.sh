@@ -133,7 +133,7 @@ export MH_TEST_NO_SKIP=1
 OLDEST_ONLY=(tests/integration/engine tests/integration/compat tests/integration/lab tests/integration/modules
     tests/soak tests/integration/parallel tests/integration/install tests/integration/core
     tests/integration/reporting tests/integration/utils_net)
-NEWEST_ONLY=(tests/integration/utils_core tests/integration/warm tests/integration/transport tests/collection
+NEWEST_ONLY=(tests/integration/rollback_states tests/integration/utils_core tests/integration/warm tests/integration/transport tests/collection
     tests/integration/warm_faults tests/integration/export tests/integration/example tests/integration/signals)
 # The bench harness's smoke tests (bench/compare.py and bench/pools.py on labs of their own, ~180 s of
 # test time) test the bench scripts, not the product: MH_TEST_BENCH=1 adds them.

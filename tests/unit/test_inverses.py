@@ -313,7 +313,15 @@ def test_recorder__created_user_and_group__deleted_by_one_command_else_by_the_mo
     """userdel/groupdel as the modules run them, in one command; 6 means the test deleted it already."""
     journal = RollbackJournal()
     recorder = JournalRecorder(journal)
-    conn = _ExitConn(rc, {"getent": _Out("", rc=2)})  # no such account: the call creates it
+    # getent says there is no such account (exit 2): the call creates it
+    absent = "passwd\t2\t\nprimary\t1\t\ngroups\t1\t\nshadow\t2\t\nlocal\t1\ngroup\t2\t\ngroup_local\t1\n"
+    conn = _ExitConn(
+        rc,
+        {
+            "getent passwd": _Out(absent + "new_home\t1\t/home/u1\nmail\t1\t/var/mail/u1\n"),
+            "getent group": _Out("group\t2\t\ngroup_local\t1\n"),
+        },
+    )
     host: Any = _Host(conn=conn)  # type: ignore[arg-type]
     journal.open("test")
     for module, args in (("ansible.builtin.group", {"name": "g1"}), ("ansible.builtin.user", {"name": "u1"})):

@@ -6,8 +6,10 @@ with ``mh_ansible.rollback.restore``. ``mh_ansible.rollback.write`` takes that s
 the same module call as the change: the recorder only names it (:meth:`JournalRecorder.arguments`).
 Users, groups, services and packages read their before-state with plain commands (a few
 milliseconds) and undo with the matching module. A user or group that the call created is
-deleted with ``userdel --remove --force`` / ``groupdel``, the commands the modules run, in one
-command (3-15 ms instead of a 40-50 ms module call); a service that only has to run again (or
+deleted with ``userdel`` / ``groupdel``, the commands the modules run, in one command (3-15 ms
+instead of a 40-50 ms module call); "created" is decided from ``getent``'s answer that there was
+no such entry, never from a probe that failed, and what was there beside the account is kept
+(see :mod:`.accounts`); a service that only has to run again (or
 stop again) gets ``systemctl start|stop`` (``service NAME start|stop`` without systemd); packages
 that the call installed on a dpkg system are purged with ``apt-get`` (as the apt module runs it,
 without its 0.6-1 s load of apt's cache). Where those commands are missing or fail, the module
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...rollback import RollbackJournal
-from . import snapshots
+from . import accounts, snapshots
 from .service_state import service_state
 from .snapshots import SNAPSHOT_DIR
 
@@ -224,59 +226,72 @@ class JournalRecorder:
 
     # -- users and groups -------------------------------------------------------------------
     def _before_user(self, token: _Token) -> None:
-        host, name = token.host, str(token.args.get("name", ""))
+        name = str(token.args.get("name", ""))
         if not name:
             return
-        out = host.conn.run(
-            f"getent passwd {shlex.quote(name)} && id -Gn {shlex.quote(name)} && getent shadow {shlex.quote(name)}",
-            raise_on_error=False,
-        )
-        lines = out.stdout.splitlines()
-        if out.rc != 0 or len(lines) < 2:
-            delete = _Deletion(host, "userdel --remove --force", "ansible.builtin.user", name, remove=True, force=True)
-            token.undo = lambda result: delete
-            return
-        _, _, uid, gid, comment, home, shell = lines[0].split(":", 6)
-        groups = lines[1].split()
-        password = lines[2].split(":")[1] if len(lines) > 2 else None
-        primary = (
-            host.conn.run(f"getent group {shlex.quote(gid)} | cut -d: -f1", raise_on_error=False).stdout.strip() or gid
-        )
-        restore: dict[str, Any] = {
-            "name": name,
-            "state": "present",
-            "uid": int(uid),
-            "group": primary,
-            "groups": [g for g in groups if g != primary],
-            "append": False,
-            "home": home,
-            "shell": shell,
-            "comment": comment,
-        }
-        if password is not None:
-            restore["password"] = password
-
-        def recreate() -> None:
-            # userdel also removes the user's own group (USERGROUPS_ENAB): bring it back with its gid first.
-            if primary != gid:
-                host.ansible.run("ansible.builtin.group", name=primary, gid=int(gid), state="present")
-            host.ansible.run("ansible.builtin.user", restore)
-
-        token.undo = lambda result: recreate
+        home = token.args.get("home")
+        state = accounts.probe_user(token.host, name, home=str(home) if home else None)
+        snapshot, at_commit = self._account_snapshot(token)
+        undo, why = accounts.user_inverse(token.host, state, token.args, snapshot=snapshot)
+        self._account_undo(token, undo, why, at_commit)
 
     def _before_group(self, token: _Token) -> None:
-        host, name = token.host, str(token.args.get("name", ""))
+        name = str(token.args.get("name", ""))
         if not name:
             return
-        out = host.conn.run(f"getent group {shlex.quote(name)}", raise_on_error=False)
-        if out.rc != 0:
-            delete = _Deletion(host, "groupdel", "ansible.builtin.group", name)
-            token.undo = lambda result: delete
+        snapshot, at_commit = self._account_snapshot(token)
+        state = accounts.probe_group(token.host, name)
+        undo, why = accounts.group_inverse(token.host, state, token.args, snapshot=snapshot)
+        self._account_undo(token, undo, why, at_commit)
+
+    def _account_snapshot(
+        self, token: _Token
+    ) -> tuple[Callable[[list[str]], Callable[[], None]], list[Callable[[ModuleResult | None], None]]]:
+        """A snapshot an account's inverse may take (of the account files, a home): ``(take, at_commit)``.
+
+        ``take(paths)`` snapshots now and gives the undo that restores them; the snapshot is named to
+        the journal when the call is committed (the hooks in ``at_commit``), or dropped if it fails.
+        """
+        restores: list[Callable[[], None]] = []
+        at_commit: list[Callable[[ModuleResult | None], None]] = []
+
+        def take(paths: list[str]) -> Callable[[], None]:
+            self._snapshot(token, paths)
+            factory = token.undo
+
+            def named(result: ModuleResult | None) -> None:
+                step = factory(result) if factory is not None else None
+                if step is not None and not isinstance(step, _Nothing):
+                    restores.append(step)
+
+            def restore_paths() -> None:
+                for restore in restores:
+                    restore()
+
+            at_commit.append(named)
+            return restore_paths
+
+        return take, at_commit
+
+    @staticmethod
+    def _account_undo(
+        token: _Token,
+        undo: Callable[[], None] | None,
+        why: str | None,
+        at_commit: Sequence[Callable[[ModuleResult | None], None]] = (),
+    ) -> None:
+        """An account's undo, or why it has none: then the change is reported and nothing is deleted."""
+        token.unreverted = why
+        if undo is None:
+            token.undo = None
             return
-        gid = int(out.stdout.split(":")[2])
-        token.undo = lambda result: (
-            lambda: _ok(host.ansible.run("ansible.builtin.group", name=name, gid=gid, state="present"))
-        )
+
+        def committed(result: ModuleResult | None) -> Callable[[], None]:
+            for hook in at_commit:
+                hook(result)
+            return undo
+
+        token.undo = committed
 
     # -- services -----------------------------------------------------------------------------
     def _before_service(self, token: _Token) -> None:
@@ -439,23 +454,6 @@ def _service_command(host: MultihostHost, name: str, action: str) -> bool:
         raise_on_error=False,
     )
     return done.rc == 0
-
-
-class _Deletion:
-    """The undo of a created user or group: the delete command the module would run, in one command.
-
-    ``userdel``/``groupdel`` exit 6 when the account is gone already (the test deleted it): done.
-    Any other failure (127: no such command on this system, 8: a user's primary group) goes to the
-    module, which deletes it its own way or fails with Ansible's message.
-    """
-
-    def __init__(self, host: MultihostHost, command: str, module: str, name: str, **options: Any) -> None:
-        self.host, self.command, self.module, self.name, self.options = host, command, module, name, options
-
-    def __call__(self) -> None:
-        done = self.host.conn.run(f"{_SBIN_PATH}{self.command} {shlex.quote(self.name)}", raise_on_error=False)
-        if done.rc not in (0, 6):
-            _ok(self.host.ansible.run(self.module, name=self.name, state="absent", **self.options))
 
 
 class _Nothing:
