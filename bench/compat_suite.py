@@ -13,6 +13,7 @@ tests/integration/compat/test_compat_suite.py uses the same functions for one ro
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import re
@@ -48,7 +49,20 @@ __all__ = ["compat_lab", "ensure_venv", "fingerprints", "outcomes", "run_suite",
 
 
 def ensure_venv() -> Path:
-    """The python of ``bench/.venv-pytest-mh`` with pytest-mh 1.0.30 (and pytest 8), made if needed."""
+    """The python of ``bench/.venv-pytest-mh`` with pytest-mh 1.0.30 (and pytest 8), made if needed.
+
+    Two tests (each on its xdist worker) may ask for it at once: the first makes it under a lock, the
+    other waits and finds it made.
+    """
+    lock = os.open(VENV.parent, os.O_RDONLY)  # the bench directory itself: no lock file left behind
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure_venv()
+    finally:
+        os.close(lock)
+
+
+def _ensure_venv() -> Path:
     python = VENV / "bin" / "python"
     probe = "import pytest_mh, pytest, importlib.metadata as m; assert m.version('pytest-mh') == '1.0.30'; " + (
         "assert pytest.__version__.startswith('8.')"

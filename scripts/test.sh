@@ -130,8 +130,8 @@ export MH_TEST_NO_SKIP=1
 # times add up to 590 s and 585 s); the longest tests come first in each, so that its two workers end close
 # together. Lab names carry the xdist worker and MH_TEST_LAB_SUFFIX (o or n, and this run's tag), so no two
 # workers share a lab. Their output is kept in files and shown when they end.
-OLDEST_ONLY=(tests/integration/engine tests/integration/compat tests/integration/lab tests/integration/modules
-    tests/soak tests/integration/parallel tests/integration/install tests/integration/core
+OLDEST_ONLY=(tests/integration/engine tests/integration/compat tests/integration/compat_api tests/integration/lab
+    tests/integration/modules tests/soak tests/integration/parallel tests/integration/install tests/integration/core
     tests/integration/reporting tests/integration/utils_net)
 NEWEST_ONLY=(tests/integration/rollback_states tests/integration/utils_core tests/integration/warm tests/integration/transport tests/collection
     tests/integration/warm_faults tests/integration/export tests/integration/example tests/integration/signals)
