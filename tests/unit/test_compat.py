@@ -25,7 +25,14 @@ from pytest_mh_ansible.compat import (
 )
 from pytest_mh_ansible.compat.cli import CLIBuilder
 from pytest_mh_ansible.compat.config import confdict_from_inventory
-from pytest_mh_ansible.compat.conn import Bash, Connection, Powershell, ProcessError, ProcessTimeoutError
+from pytest_mh_ansible.compat.conn import (
+    Bash,
+    Connection,
+    HostConnection,
+    Powershell,
+    ProcessError,
+    ProcessTimeoutError,
+)
 
 
 class _LocalTransport:
@@ -54,8 +61,8 @@ class _LocalTransport:
 
 
 @pytest.fixture
-def conn() -> Connection:
-    return Connection(AnsibleConnection("local", {}, transport=_LocalTransport()), Bash(), host="local")
+def conn() -> HostConnection:
+    return HostConnection(AnsibleConnection("local", {}, transport=_LocalTransport()), Bash(), host="local")
 
 
 def test_compat__pytest_mh_import_name_is_this_layer() -> None:
@@ -89,7 +96,7 @@ def test_compat__process_error_has_pytest_mh_attributes_and_is_ours_too(conn: Co
         conn.run("echo out; echo err >&2; exit 3", cwd="/tmp", env={"A": "1"})
     err = info.value
     assert isinstance(err, pytest_mh_ansible.ProcessError)
-    assert (err.rc, err.stdout, err.stderr, err.cwd, err.env) == (3, "out\n", "err\n", "/tmp", {"A": "1"})
+    assert (err.rc, err.stdout, err.stderr, err.cwd, err.env) == (3, "out", "err", "/tmp", {"A": "1"})
     assert err.stdout_lines == ["out"]
     assert err.id > 0
     assert f"Command #{err.id} exited with return code 3" in str(err)
@@ -282,9 +289,10 @@ def test_compat__config_and_domain_classes_make_hosts_and_roles() -> None:
         config.domain("nope")
 
 
-def test_compat__unsupported_async_run_is_a_clear_error(conn: Connection) -> None:
-    with pytest.raises(pytest_mh_ansible.MultihostError, match="async_run"):
+def test_compat__async_run_on_a_transport_without_live_processes_is_a_clear_error(conn: HostConnection) -> None:
+    with pytest.raises(pytest_mh_ansible.MultihostError, match="cannot run live processes"):
         conn.async_run("true")
+    assert issubclass(HostConnection, Connection)
 
 
 def test_compat__real_pytest_mh_is_not_installed_here() -> None:
@@ -336,11 +344,14 @@ def test_compat__linux_fs_changes_are_one_command_each_and_undone_with_the_scope
 
 def test_compat__shells_quote_cwd_env_and_script_their_own_way() -> None:
     env = {"A": "it's", "B": 2}
-    bash_script = "export A='it'\"'\"'s'\nexport B=2\ncd '/tmp/a b'\necho $A"
-    assert Bash().build_command_line("echo $A", cwd="/tmp/a b", env=env) == (
-        "/usr/bin/env bash -c " + shlex.quote(bash_script)
-    )
-    ps_script = "$Env:A = ''it''''s''\n$Env:B = ''2''\necho $Env:A"
+    # pytest-mh's layout: exports, cd, a blank line, the script; all inside single quotes.
+    bash_script = "export A='it'\"'\"'s'\nexport B=2\ncd '/tmp/a b'\n\necho $A"
+    bash = Bash().build_command_line("echo $A", cwd="/tmp/a b", env=env)
+    assert bash == "/usr/bin/env bash -c '" + bash_script.replace("'", "'\"'\"'") + "'"
+    assert subprocess.run(["/bin/sh", "-c", bash.replace("echo $A", "printf %s $A")], capture_output=True,
+                          text=True, cwd="/", check=False).stdout == "it's"  # fmt: skip
+    quoted_a = "''it''" + '\\"' + "''" + '\\"' + "''s''"  # shlex's quoting, then PowerShell's
+    ps_script = f"$Env:A = {quoted_a}\n$Env:B = 2\n\necho $Env:A"
     assert Powershell().build_command_line("echo $Env:A", cwd=None, env=env) == (
         f"powershell -NonInteractive -Command '{ps_script}'"
     )

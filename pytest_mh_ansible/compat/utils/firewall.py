@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal, NoReturn, TypeAlias
 from ... import MultihostError, MultihostHost, MultihostRole
 from ...utils.firewall import TABLE, resolve_addresses
 from ...utils.firewall import Firewall as _BackingFirewall
-from ..conn import Connection as _CompatConnection
+from ..conn import HostConnection as _CompatConnection
 from ..utility import MultihostUtility
 
 __all__ = [
