@@ -15,7 +15,7 @@ import pytest_mh_ansible
 from pytest_mh_ansible import Connection as AnsibleConnection
 from pytest_mh_ansible import MultihostError, MultihostHost, MultihostRole, RollbackJournal
 from pytest_mh_ansible.compat import _alias
-from pytest_mh_ansible.compat.conn import Bash, Connection
+from pytest_mh_ansible.compat.conn import Bash, HostConnection
 from pytest_mh_ansible.compat.utils.hostname import HostnameUtils
 from pytest_mh_ansible.compat.utils.journald import JournaldUtils
 from pytest_mh_ansible.compat.utils.tc import LinuxTrafficControl, delay_ms
@@ -67,7 +67,7 @@ class _Host:
 
     def __init__(self, transport: _Transport) -> None:
         self.name = self.hostname = "client1"
-        self.conn = Connection(AnsibleConnection("client1", {}, transport=transport), Bash(), host="client1")
+        self.conn = HostConnection(AnsibleConnection("client1", {}, transport=transport), Bash(), host="client1")
         self.journal = RollbackJournal()
         self.journal.open("test")
 
@@ -332,6 +332,6 @@ def test_compat_utils__journal_search_without_journald_is_a_clear_error() -> Non
 
 def test_compat_utils__journalctl_refuses_an_option_it_does_not_take() -> None:
     util, transport = _journald({r"journalctl": (0, "", "")})
-    with pytest.raises(TypeError, match="unexpected keyword arguments: colour, units"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'units'"):
         util.journalctl(units="sssd", colour=True)  # type: ignore[call-arg]
     assert not any("journalctl" in script for script in transport.scripts)  # nothing ran

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
-from ..conn import Connection, compat_conn
+from ..conn import HostConnection, compat_conn
 from ..utility import MultihostReentrantUtility
+
+if TYPE_CHECKING:
+    from types import TracebackType
 
 __all__ = ["HostnameUtils"]
 
@@ -36,14 +39,16 @@ class HostnameUtils(MultihostReentrantUtility[Any]):
         self._blocks: list[str | None] = []
 
     @property
-    def _conn(self) -> Connection:
+    def _conn(self) -> HostConnection:
         return compat_conn(self.host)
 
     def __enter__(self) -> Self:
         self._blocks.append(None)
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> None:
         old = self._blocks.pop() if self._blocks else None
         if old is not None:
             self.logger.info(f"hostname: putting back the name {old!r}")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any, TypedDict, Unpack
+from typing import Any, TypedDict
 
 from ... import MultihostError
 from ...utils.logs import Logs, test_start
 from ..cli import CLIBuilder, CLIBuilderArgs
-from ..conn import Bash, Connection, ProcessResult, compat_conn
+from ..conn import Bash, HostConnection, ProcessResult, compat_conn
 from ..utility import MultihostUtility
 
 __all__ = ["JournalctlOptions", "JournaldUtils"]
@@ -71,7 +71,7 @@ class JournaldUtils(MultihostUtility[Any]):
         self._logs: Logs | None = None
 
     @property
-    def _conn(self) -> Connection:
+    def _conn(self) -> HostConnection:
         return compat_conn(self.host)
 
     def setup(self) -> None:
@@ -93,27 +93,40 @@ class JournaldUtils(MultihostUtility[Any]):
             self._logs = logs if isinstance(logs, Logs) else Logs(self.host)
         return f"@{self._logs.host_time(test_start()):.6f}"
 
-    def journalctl(self, current: bool = True, **options: Unpack[JournalctlOptions]) -> ProcessResult:
+    def journalctl(
+        self,
+        current: bool = True,
+        *,
+        unit: str | None = None,
+        lines: int | None = None,
+        since: str | None = None,
+        reverse: bool = False,
+        grep: str | None = None,
+        output: str | None = None,
+        identifier: str | None = None,
+        system: bool = False,
+        user: bool = False,
+        args: list[Any] | None = None,
+    ) -> ProcessResult:
         """Run ``journalctl --no-pager`` with these options; a non-zero exit code does not raise.
 
-        With ``current`` (the default) and no ``since``, only entries since the test started (or
-        since :meth:`clear`) are shown. ``journalctl --grep`` exits with 1 when nothing matches.
+        Each keyword is ``journalctl --<name>`` (:class:`JournalctlOptions`); ``args`` are added as
+        they are. With ``current`` (the default) and no ``since``, only entries since the test
+        started (or since :meth:`clear`) are shown. ``journalctl --grep`` exits with 1 when nothing
+        matches.
 
         :param current: Only this test's entries, unless ``since`` is given.
-        :param options: ``journalctl``'s options (:class:`JournalctlOptions`), keywords only.
-        :raises TypeError: An option that ``journalctl()`` does not take, as Python raises it.
         """
-        unknown = sorted(set(options) - JournalctlOptions.__optional_keys__)
-        if unknown:
-            raise TypeError(f"journalctl() got unexpected keyword arguments: {', '.join(unknown)}")
-        values: dict[str, Any] = dict(options)
-        if current and not values.get("since"):
+        values: dict[str, Any] = {
+            "unit": unit, "lines": lines, "since": since, "reverse": reverse, "grep": grep, "output": output,
+            "identifier": identifier, "system": system, "user": user,
+        }  # fmt: skip
+        if current and not since:
             values["since"] = self._since or self._test_start()
         cli: CLIBuilderArgs = {name: (kind, values.get(name)) for name, kind in _OPTIONS.items()} | {
             "no-pager": (CLIBuilder.option.SWITCH, True)
         }
-        args = values.get("args") or []
-        argv = CLIBuilder(Bash()).argv("journalctl", cli) + [str(arg) for arg in args]
+        argv = CLIBuilder(Bash()).argv("journalctl", cli) + [str(arg) for arg in args or []]
         script = (
             "if [ ! -d /run/systemd/journal ]; then echo 'no journald on this host' >&2; "
             f"exit {NO_JOURNALD}; fi; exec {shlex.join(argv)}"

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from ..conn import Connection, ProcessLogLevel, compat_conn
+from ..conn import HostConnection, ProcessLogLevel, compat_conn
 from ..utility import MultihostUtility
 
 __all__ = ["SELinux", "SELinuxContext"]
 
 
-@dataclass(unsafe_hash=True, repr=False)
 class SELinuxContext:
     """An SELinux security context ``user:role:type:sensitivity[:categories]``, as ``ls -Z`` prints it.
 
@@ -19,11 +17,21 @@ class SELinuxContext:
     parentheses, as pytest-mh (``(system_u:object_r:etc_t:s0:None)``).
     """
 
-    user: str
-    role: str
-    type: str
-    sensitivity: str
-    categories: str | None
+    def __init__(self, user: str, role: str, type: str, sensitivity: str, categories: str | None) -> None:
+        self.user: str = user
+        self.role: str = role
+        self.type: str = type
+        self.sensitivity: str = sensitivity
+        self.categories: str | None = categories
+
+    def _parts(self) -> tuple[str, str, str, str, str | None]:
+        return self.user, self.role, self.type, self.sensitivity, self.categories
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SELinuxContext) and self._parts() == other._parts()
+
+    def __hash__(self) -> int:
+        return hash(self._parts())
 
     def __str__(self) -> str:
         return f"({self.user}:{self.role}:{self.type}:{self.sensitivity}:{self.categories})"
@@ -72,7 +80,7 @@ class SELinux(MultihostUtility[Any]):
     """
 
     @property
-    def _conn(self) -> Connection:
+    def _conn(self) -> HostConnection:
         return compat_conn(self.host)
 
     def get_file_context(self, path: str) -> SELinuxContext | None:

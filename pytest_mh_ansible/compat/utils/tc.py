@@ -7,6 +7,7 @@ from typing import Any
 
 from ... import MultihostHost, MultihostRole
 from ...utils.tc import TrafficControl
+from ..utility import MultihostUtility
 
 __all__ = ["LinuxTrafficControl", "delay_ms"]
 
@@ -47,7 +48,7 @@ def delay_ms(time: str | int) -> int:
     return round(value)
 
 
-class LinuxTrafficControl(TrafficControl):
+class LinuxTrafficControl(MultihostUtility[Any], TrafficControl):
     """pytest-mh's traffic control utility: delay traffic towards a host; removed after the test.
 
     Backed by :class:`~pytest_mh_ansible.utils.TrafficControl`: an ``htb`` root qdisc on the
@@ -57,7 +58,10 @@ class LinuxTrafficControl(TrafficControl):
     ``time`` is milliseconds (``int``) or a tc time string. The project's own ``add_loss`` and
     ``limit_rate`` are available too.
 
-    A role creates it in its ``__init__``, as in pytest-mh: ``self.tc = LinuxTrafficControl(self.host)``.
+    It is a pytest-mh ``MultihostUtility`` (``postpone_setup()``, ``logger``, ``artifacts``,
+    ``get_artifacts_list``); its setup changes nothing on the host (the root qdisc is added by the
+    first ``add_delay``), so postponing it only skips a no-op. A role creates it in its
+    ``__init__``, as in pytest-mh: ``self.tc = LinuxTrafficControl(self.host).postpone_setup()``.
 
     Example::
 
@@ -67,10 +71,6 @@ class LinuxTrafficControl(TrafficControl):
             ...
             tc.remove_delay(server)         # else removed after the test
     """
-
-    def __init__(self, host: Any) -> None:
-        super().__init__(host)
-        self.artifacts: set[str] = set()
 
     @staticmethod
     def _target(host: object) -> str | MultihostHost | MultihostRole[Any]:
@@ -82,8 +82,10 @@ class LinuxTrafficControl(TrafficControl):
         self, host: str | MultihostHost | MultihostRole[Any], time: str | int, *, jitter_ms: int = 0
     ) -> None:
         """Delay packets towards ``host`` by ``time`` (``500`` or ``"500ms"``); a second call changes the delay."""
+        self.logger.info(f"Adding network delay {time} to {host}")
         super().add_delay(self._target(host), delay_ms(time), jitter_ms=jitter_ms)
 
     def remove_delay(self, host: str | MultihostHost | MultihostRole[Any]) -> None:
         """Stop delaying packets towards ``host`` now (its loss and rate limit, if any, stay); no-op if not delayed."""
+        self.logger.info(f"Removing network delay to {host}")
         super().remove_delay(self._target(host))
