@@ -1,11 +1,12 @@
 """pytest-mh's firewall utility through the compatibility layer, on lab hosts.
 
 A tiny pytest-mh-style suite (``pytest_mh`` imports only) runs with ``-p pytest_mh_ansible.compat.plugin``
-on a lab of two sysv hosts: the client gets nftables, the server iptables only, so that both backends
-are used. It blocks traffic with ``Firewalld``'s inbound, outbound and rich-rule API and checks with TCP
-connects between the hosts that it is really blocked (refused or timed out) and let through again;
-one test fails on purpose with its rules in place. Afterwards, over plain ssh, no rule of ours is left
-on either host and the client reaches the server again.
+on a lab of two sysv hosts: the client gets nftables, the server iptables only (nftables purged there if
+the machine under the lab has it), so that both backends are used. It blocks traffic with
+``Firewalld``'s inbound, outbound and rich-rule API and checks with TCP connects between the hosts that
+it is really blocked (refused or timed out) and let through again; one test fails on purpose with its
+rules in place. Afterwards, over plain ssh, no rule of ours is left on either host and the client
+reaches the server again.
 """
 
 from __future__ import annotations
@@ -158,7 +159,24 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         packages=("nftables", "iptables"),
     )
     with Lab(spec, tmp_path_factory.mktemp("labs") / LAB_NAME) as lab:
+        iptables_only(lab, "server1")
         yield lab
+
+
+# Lab hosts are overlays of the machine's own root filesystem: on a machine with nftables installed,
+# the server would find nft and use it. Purged there (offline: dpkg only), whatever the machine has.
+IPTABLES_ONLY = (
+    "export PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive;"
+    " if dpkg-query -W -f='${db:Status-Status}' nftables 2>/dev/null | grep -qx installed;"
+    " then apt-get purge -y -q nftables >/dev/null || exit 1; fi;"
+    " ! command -v nft"
+)
+
+
+def iptables_only(lab: Lab, host: str) -> None:
+    """Leave ``host`` without nftables (its ``nft``), so that the firewall's iptables backend is the one used."""
+    done = lab.run_inside(host, IPTABLES_ONLY, timeout=300)
+    assert done.returncode == 0, f"{host}: nftables could not be removed: {done.stdout}{done.stderr}"
 
 
 def _ssh(lab: Lab, host: str, script: str) -> str:

@@ -1,4 +1,9 @@
-"""Hosts for the transport tests: the project's lab when it works here, else a throwaway sshd on 127.0.0.1."""
+"""Hosts for the transport tests: the project's lab when it works here, else a throwaway sshd on 127.0.0.1.
+
+The loopback sshd is a stand-in for a machine without root or without the lab, never a silent
+substitute in CI: with ``MH_TEST_NO_SKIP=1`` (or ``MH_TRANSPORT_TARGET=lab``) a lab that cannot start
+is an error of every transport test. ``MH_TRANSPORT_TARGET=loopback`` asks for the loopback sshd.
+"""
 
 from __future__ import annotations
 
@@ -167,22 +172,30 @@ def _find_host(data: dict[str, Any], name: str) -> tuple[dict[str, Any], dict[st
 
 @pytest.fixture(scope="session")
 def target() -> Iterator[TargetHost]:
-    """A host reachable over ssh: a lab host when the lab works (root), else a loopback sshd.
-
-    ``MH_TRANSPORT_TARGET=loopback`` skips the lab.
-    """
+    """A host reachable over ssh: a lab host when the lab works (root), else a loopback sshd (see above)."""
     with contextlib.ExitStack() as stack:
-        host: TargetHost | None = None
-        if os.geteuid() == 0 and os.environ.get("MH_TRANSPORT_TARGET", "auto") in ("auto", "lab"):
-            try:
-                import pytest_mh_ansible.lab  # noqa: F401
+        yield choose_target(stack)
 
-                host = stack.enter_context(lab_host())
-            except Exception as err:  # the lab is built alongside; until it works, use the loopback sshd
-                print(f"lab unavailable, using a loopback sshd: {err!r}")
-        if host is None:
-            host = stack.enter_context(loopback_sshd())
-        yield host
+
+def choose_target(stack: contextlib.ExitStack) -> TargetHost:
+    """The lab's host, entered on ``stack``; the loopback sshd only where the lab may be missing.
+
+    :raises pytest.fail.Exception: The lab could not start and ``MH_TEST_NO_SKIP=1`` or
+        ``MH_TRANSPORT_TARGET=lab`` is set: the tests would run against another sshd than they claim.
+    """
+    wanted = os.environ.get("MH_TRANSPORT_TARGET", "auto")
+    if os.geteuid() == 0 and wanted in ("auto", "lab"):
+        try:
+            return stack.enter_context(lab_host())
+        except Exception as err:
+            if wanted == "lab" or os.environ.get("MH_TEST_NO_SKIP") == "1":
+                why = "MH_TRANSPORT_TARGET=lab" if wanted == "lab" else "MH_TEST_NO_SKIP=1"
+                pytest.fail(
+                    f"the transport tests' lab host could not start ({why}: no loopback sshd instead): {err!r}",
+                    pytrace=False,
+                )
+            print(f"lab unavailable, using a loopback sshd: {err!r}")
+    return stack.enter_context(loopback_sshd())
 
 
 @pytest.fixture

@@ -254,17 +254,28 @@ def test_close__leaves_no_control_master(target: TargetHost) -> None:
     assert private_dir is None or not os.path.exists(private_dir)
 
 
-def test_latency__median_of_100_true(any_ssh: Connection, record_property: Any) -> None:
-    any_ssh.run("true")
+def test_latency__commands_reuse_one_connection(any_ssh: Connection, record_property: Any) -> None:
+    """What keeps a raw command fast: 100 commands share one ssh connection (and, with the agent, one agent).
+
+    The time itself is a benchmark's figure, not a test's bound (a loaded CI machine would make any
+    bound either flaky or meaningless): ``bench/raw_idle.py`` measures it, with its JSON committed in
+    bench/results/ and cited in docs/performance.md (4.2 ms through the agent, 12 ms with an ssh client
+    per command, back to back, on 7 Dec). The median here is kept as a JUnit property, for the record.
+    """
+    probe = 'echo "${SSH_CONNECTION%% *} ${SSH_CONNECTION#* }" $PPID'
+    first = any_ssh.run(probe).stdout.split()
+    seen = set()
     times = []
     for _ in range(100):
         started = time.perf_counter()
-        any_ssh.run("true")
+        seen.add(tuple(any_ssh.run(probe).stdout.split()))
         times.append(time.perf_counter() - started)
-    median_ms = statistics.median(times) * 1000
-    record_property("median_ms", median_ms)
-    print(f"\n{any_ssh.host}: median run('true') over 100 calls: {median_ms:.1f} ms")
-    assert median_ms < 250
+    record_property("median_ms", statistics.median(times) * 1000)
+    # SSH_CONNECTION is "client-address client-port server-address server-port": one client port, one TCP
+    # connection (a ControlMaster, paramiko's session, the agent's channel), not a handshake per command.
+    assert {words[1] for words in seen} == {first[1]}, f"commands came over {len(seen)} connections: {sorted(seen)}"
+    if any_ssh.host.endswith("agent"):  # and each command is a child of the one agent, not of a new shell
+        assert {words[-1] for words in seen} == {first[-1]}, f"commands ran under several parents: {sorted(seen)}"
 
 
 def test_ansible_leaves_pytest_alone(target: TargetHost, capfd: pytest.CaptureFixture[str], caplog: Any) -> None:
