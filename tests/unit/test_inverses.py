@@ -150,7 +150,10 @@ def test_recorder__host_with_an_agent__snapshot_and_restore_by_it_and_logged_as_
 def test_recorder__agent_script_fails__the_modules_do_the_snapshot_and_the_restore() -> None:
     journal = RollbackJournal()
     recorder = JournalRecorder(journal)
-    conn = _AgentConn({}, script_answers=[(1, b"", b"Traceback: boom"), (0, b'{"error": "snapshot not found"}\n', b"")])
+    conn = _AgentConn(
+        {"dirname": "/etc/a.conf"},
+        script_answers=[(1, b"", b"Traceback: boom"), (0, b'{"error": "snapshot not found"}\n', b"")],
+    )
     host: Any = _Host(conn=conn)
     journal.open("test")
     token = recorder.prepare(
@@ -375,3 +378,66 @@ def test_recorder__service_change_with_more_than_a_state__undone_by_the_module()
     journal.close("test")
     assert len(conn.commands) == 1
     assert host.ansible.calls == [("ansible.builtin.service", {"name": "app", "state": "started", "enabled": True})]
+
+
+def test_recorder__service_state_unreadable__not_revertible_never_stopped_on_undo() -> None:
+    """A restart's undo was "stop" when the state could not be read: now the change is reported instead."""
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    conn = _ExitConn(0, {"is-active": _Out("", rc=1)})  # the probe printed nothing
+    host: Any = _Host(conn=conn)  # type: ignore[arg-type]
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.service", {"name": "app", "state": "restarted"}, revert_paths=None)
+    recorder.commit(token, _changed("ansible.builtin.service"))
+    journal.close("test")
+    assert len(conn.commands) == 1
+    assert host.ansible.calls == []
+    assert journal.unreverted == [
+        (
+            "test",
+            "[server1] not reverted: ansible.builtin.service name=app state=restarted: the state of service 'app' "
+            "could not be read before the call: not revertible",
+        )
+    ]
+
+
+def test_recorder__enabling_a_static_unit__its_boot_state_reported_its_run_state_reverted() -> None:
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    conn = _ExitConn(0, {"is-active": _Out("inactive\nstatic\n")})
+    host: Any = _Host(conn=conn)  # type: ignore[arg-type]
+    journal.open("test")
+    args = {"name": "app", "state": "started", "enabled": True}
+    token = recorder.prepare(host, "ansible.builtin.service", args, revert_paths=None)
+    recorder.commit(token, _changed("ansible.builtin.service"))
+    journal.close("test")
+    assert host.ansible.calls == [("ansible.builtin.service", {"name": "app", "state": "stopped"})]
+    assert len(journal.unreverted) == 1
+    assert "was 'static' before the call" in journal.unreverted[0][1]
+
+
+def test_snapshot__missing_parents_unknown__refused_loudly_never_left_behind() -> None:
+    """The parents a module creates are in the snapshot; when they cannot be found, the call is refused."""
+    from pytest_mh_ansible import RollbackError
+    from pytest_mh_ansible._private.rollback import snapshots
+
+    host: Any = _Host(conn=_ExitConn(1, {}))  # type: ignore[arg-type]
+    with pytest.raises(RollbackError, match=r"/etc/new/a\.conf: its missing parent directories could not be found"):
+        snapshots._topmost_missing(host, ["/etc/new/a.conf"])
+
+
+def test_snapshot__what_a_restore_could_not_put_back__reported_not_reverted() -> None:
+    from pytest_mh_ansible._private.rollback import snapshots
+
+    journal = RollbackJournal()
+    journal.open("test")
+    host: Any = _Host()
+    host.journal = journal
+    snapshots._report(host, "mh-3", ["/run/app.sock: cannot recreate the socket (File name too long), left absent"])
+    assert journal.unreverted == [
+        (
+            "test",
+            "[server1] not reverted: snapshot mh-3: /run/app.sock: cannot recreate the socket (File name too long), "
+            "left absent",
+        )
+    ]

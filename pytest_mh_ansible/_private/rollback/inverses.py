@@ -299,6 +299,16 @@ class JournalRecorder:
         if not name:
             return
         active_state, enabled_state = service_state(host, name)
+        if not active_state:
+            # Never guessed: a restart's undo would stop a service that was running.
+            token.unreverted = f"the state of service {name!r} could not be read before the call: not revertible"
+            return
+        if "enabled" in token.args and enabled_state not in ("enabled", "disabled", "none"):
+            why = "could not be read" if not enabled_state else f"was {enabled_state!r}"
+            token.unreverted = (
+                f"whether service {name!r} starts at boot {why} before the call: only 'enabled' or 'disabled' "
+                "is put back, so that part is not reverted"
+            )
         active = active_state in ("active", "activating", "reloading")
         module = (
             "ansible.builtin.systemd"

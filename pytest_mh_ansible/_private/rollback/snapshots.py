@@ -32,6 +32,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...errors import RollbackError
 from ..ansible.collection import collections_dir
 
 if TYPE_CHECKING:
@@ -153,7 +154,14 @@ def _topmost_missing(host: MultihostHost, paths: Sequence[str]) -> list[str]:
     )
     out = host.conn.run(script, raise_on_error=False)
     found = out.stdout.splitlines()
-    return list(dict.fromkeys(found)) if out.rc == 0 and len(found) == len(paths) else list(paths)
+    if out.rc != 0 or len(found) != len(paths):
+        # Without it the parents that the module creates would be left behind by the rollback.
+        raise RollbackError(
+            host.name,
+            f"the snapshot of {', '.join(paths)}",
+            f"its missing parent directories could not be found (exit {out.rc})",
+        )
+    return list(dict.fromkeys(found))
 
 
 def take(host: MultihostHost, paths: Sequence[str], name: str, *, missing_parents: bool = False) -> list[str]:
@@ -186,8 +194,14 @@ def restore(host: MultihostHost, name: str) -> None:
     args: dict[str, Any] = {"name": name, "backup_dir": SNAPSHOT_DIR, "remove": True}
     answer = _by_agent(host, {"op": "restore", **args})
     if answer is None:
-        host.ansible.run("mh_ansible.rollback.restore", args)
+        result = host.ansible.run("mh_ansible.rollback.restore", args)
+        _report(host, name, [str(w) for w in result.raw.get("not_restored") or []])
         return
     host.journal.log_call(host.name, "module", "mh_ansible.rollback.restore", args)
-    for warning in answer.get("warnings") or []:
-        log.warning("%s: restore of snapshot %s: %s", host.name, name, warning)
+    _report(host, name, answer.get("warnings") or [])
+
+
+def _report(host: MultihostHost, name: str, warnings: Sequence[str]) -> None:
+    """What a restore could not put back exactly (a socket that could not be bound again): not reverted."""
+    for warning in warnings:
+        host.journal.note(host, f"not reverted: snapshot {name}: {warning}")

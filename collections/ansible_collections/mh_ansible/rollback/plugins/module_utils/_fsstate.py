@@ -22,6 +22,7 @@ import os
 import pwd
 import re
 import shutil
+import socket
 import stat
 import tempfile
 from typing import Any, Dict, Iterable, Iterator, Sequence, Tuple
@@ -338,8 +339,17 @@ def _make_other(path: str, rec: Record) -> str | None:
     elif kind in ("char", "block"):
         flag = stat.S_IFCHR if kind == "char" else stat.S_IFBLK
         os.mknod(path, 0o600 | flag, rec.get("rdev", 0))
+    elif kind == "socket":
+        # A socket file is made by binding it; no process listens on it (nor did the snapshot keep one).
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(path)
+        except OSError as err:
+            return f"{path}: cannot recreate the socket ({err.strerror}), left absent"
+        finally:
+            listener.close()
     else:
-        return f"{path}: cannot recreate a {kind} (only fifos and device nodes can be made), left absent"
+        return f"{path}: cannot recreate a {kind}, left absent"
     _set_owner_mode(path, rec, (), force=True)
     return None
 

@@ -83,6 +83,12 @@ snapshot_removed:
   returned: always
   type: bool
   sample: true
+not_restored:
+  description: What could not be put back exactly (also given as warnings); empty when everything was.
+  returned: always
+  type: list
+  elements: str
+  sample: ["/run/app.sock: cannot recreate the socket (File name too long), left absent"]
 """
 
 import os
@@ -177,7 +183,7 @@ def main() -> None:
     if module.params["remove"] and subset is None and not module.check_mode:
         delete_snapshot(backup_dir, name)
         removed = True
-    result = dict(changed=bool(restored), restored=restored, snapshot_removed=removed)
+    result = dict(changed=bool(restored), restored=restored, snapshot_removed=removed, not_restored=warnings)
     if module._diff:
         result["diff"] = diffs
     module.exit_json(**result)

@@ -88,3 +88,24 @@ def test_restore__sets_directory_modes_after_filling_them(tmp_path):
     assert (root / "f").read_text() == "f"
     assert oct(root.stat().st_mode & 0o7777) == oct(0o555)
     root.chmod(0o755)
+
+
+def test_restore__a_socket_comes_back_as_a_socket_with_its_mode(tmp_path):
+    import socket
+    import stat
+
+    blobs = tmp_path / "blobs"
+    blobs.mkdir()
+    root = tmp_path / "run"
+    root.mkdir()
+    path = root / "app.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.close()
+    path.chmod(0o640)
+    records = _record(root, blobs)
+    path.unlink()
+    warnings = _fsstate.apply_restore(_fsstate.plan_restore(records), lambda sha: str(blobs / sha))
+    assert warnings == []
+    assert stat.S_ISSOCK(path.lstat().st_mode)
+    assert oct(path.lstat().st_mode & 0o7777) == oct(0o640)
