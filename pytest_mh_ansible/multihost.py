@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Unpack, final
+from typing import TYPE_CHECKING, Any, Unpack
 
 from ._private.teardown import TeardownStack
 from .errors import MultihostError
@@ -12,8 +12,11 @@ from .host import MultihostHost
 from .role import MultihostRole
 
 if TYPE_CHECKING:
+    import pytest
+
     from ._private.ansible.playbooks import PlaybookRunner
     from ._private.session.session import ActiveTopology
+    from .controller import TopologyController
     from .marks import TopologyMark
     from .playbook import PlaybookOptions, PlaybookResult
     from .topology import Topology
@@ -21,7 +24,6 @@ if TYPE_CHECKING:
 __all__ = ["MultihostFixture"]
 
 
-@final
 class MultihostFixture:
     """What the ``mh`` fixture gives a test: its topology, roles and hosts.
 
@@ -33,6 +35,11 @@ class MultihostFixture:
             for role in mh.roles:
                 role.host.conn.run("true")
             server = mh.ns.app.server[0]
+
+    The pytest-mh compatibility layer makes a subclass of it (see ``Registry.fixture_class``).
+
+    :ivar request: The ``mh`` fixture's pytest request (None when made outside a test).
+    :ivar topology_controller: The topology mark's controller.
     """
 
     def __init__(
@@ -40,17 +47,23 @@ class MultihostFixture:
         active: ActiveTopology,
         role_factory: Callable[[MultihostFixture, str, MultihostHost], MultihostRole[Any]],
         playbooks: PlaybookRunner,
+        request: pytest.FixtureRequest | None = None,
     ) -> None:
         self._active = active
         self._playbooks = playbooks
+        self.request = request
         self.topology_mark: TopologyMark = active.mark
         self.topology: Topology = active.mark.topology
+        self.topology_controller: TopologyController = active.mark.controller
         self.topology_name: str = active.mark.name
         self.roles: list[MultihostRole[Any]] = []
         self._by_slot: dict[tuple[str, str], list[MultihostRole[Any]]] = {}
+        self._paths: dict[str, MultihostRole[Any] | list[MultihostRole[Any]]] = {}
         for (domain, role), hosts in active.hosts_by_slot.items():
             objects = [role_factory(self, role, host) for host in hosts]
             self._by_slot[(domain, role)] = objects
+            self._paths[f"{domain}.{role}"] = objects
+            self._paths.update({f"{domain}.{role}[{index}]": each for index, each in enumerate(objects)})
             self.roles.extend(objects)
         self.hosts: list[MultihostHost] = [role.host for role in self.roles]
         self.ns = SimpleNamespace(
@@ -71,6 +84,19 @@ class MultihostFixture:
             )
         roles = self._by_slot[(path.domain, path.role)]
         return list(roles) if path.index is None else roles[path.index]
+
+    def _lookup(self, path: str) -> MultihostRole[Any] | list[MultihostRole[Any]]:
+        """The role objects at topology path ``domain.role`` (a list) or ``domain.role[index]`` (one).
+
+        pytest-mh's private lookup, kept because frameworks use it.
+
+        :raises LookupError: The topology has no such path.
+        """
+        found = self._paths.get(path)
+        if found is None:
+            known = ", ".join(self._paths)
+            raise LookupError(f"topology {self.topology_name!r} has no path {path!r} (it has: {known})")
+        return found
 
     @property
     def fixtures(self) -> dict[str, MultihostRole[Any] | list[MultihostRole[Any]]]:

@@ -548,7 +548,7 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
     if active.skip_reason:
         pytest.skip(_with_limit(request.config, active.skip_reason))
     mh_session.check(active)
-    fixture = mh_session.new_fixture(active)
+    fixture = mh_session.new_fixture(active, request)
     item.stash[FIXTURE_KEY] = fixture
     _check_require(item, fixture)
     mode = _unreverted_mode(item)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, final
+from typing import Any, final
 
 from .host import MultihostHost
 from .marks import TopologyMark
+from .multihost import MultihostFixture
 from .role import MultihostRole
-
-if TYPE_CHECKING:
-    from .multihost import MultihostFixture
 
 HostFactory = Callable[[str, tuple[str, ...], str, Mapping[str, Any]], MultihostHost]
 """``factory(name, roles, domain, variables) -> MultihostHost``."""
@@ -40,6 +38,8 @@ class Registry:
         self._roles: dict[str, type[MultihostRole[Any]]] = {}
         self._hosts: dict[str, type[MultihostHost]] = {}
         self.mark_class: type[TopologyMark] = TopologyMark
+        self.fixture_class: type[MultihostFixture] = MultihostFixture
+        """The class of the ``mh`` object (a subclass of :class:`MultihostFixture`, as the compatibility layer's)."""
         self._host_factory: HostFactory | None = None
         self._role_factory: RoleFactory | None = None
 

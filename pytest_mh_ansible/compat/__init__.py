@@ -28,14 +28,22 @@ from .. import BackupTopologyController as _BackupTopologyController
 from .. import (
     KnownTopologyBase,
     KnownTopologyGroupBase,
-    MultihostFixture,
     TeardownExceptionGroup,
     Topology,
     TopologyDomain,
     TopologyMark,
 )
 from .. import TopologyController as _TopologyController
-from .config import MultihostConfig, MultihostDomain, MultihostPlugin
+from ..plugin import mh, mh_topology, mh_topology_mark, mh_topology_name
+from ._plugin import MultihostPlugin, pytest_addoption, pytest_configure
+from .artifacts import (
+    MultihostArtifactsMode,
+    MultihostArtifactsType,
+    MultihostHostArtifacts,
+    MultihostTopologyControllerArtifacts,
+)
+from .config import MultihostConfig, MultihostDomain
+from .fixtures import MultihostFixture, mh_config, mh_logger
 from .host import MultihostBackupHost, MultihostHost, MultihostOSFamily
 from .itemdata import MultihostItemData
 from .logger import MultihostLogger
@@ -64,10 +72,6 @@ class BackupTopologyController(_BackupTopologyController, TopologyController[Con
     ``topology_setup`` and restores them after each test (hosts need ``auto_restore=False``)."""
 
 
-MultihostArtifactsType: TypeAlias = Literal[
-    "pytest_setup", "pytest_teardown", "topology_setup", "topology_teardown", "test"
-]
-MultihostArtifactsMode: TypeAlias = Literal["never", "on-failure", "always"]
 MultihostOutcome: TypeAlias = Literal["passed", "failed", "skipped", "error", "unknown"]
 
 
@@ -101,6 +105,7 @@ __all__ = [
     "MultihostDomain",
     "MultihostFixture",
     "MultihostHost",
+    "MultihostHostArtifacts",
     "MultihostItemData",
     "MultihostLogger",
     "MultihostOSFamily",
@@ -108,15 +113,24 @@ __all__ = [
     "MultihostPlugin",
     "MultihostReentrantUtility",
     "MultihostRole",
+    "MultihostTopologyControllerArtifacts",
     "MultihostUtility",
     "TeardownExceptionGroup",
     "Topology",
     "TopologyController",
     "TopologyDomain",
     "TopologyMark",
+    "mh",
+    "mh_config",
     "mh_fixture",
+    "mh_logger",
+    "mh_topology",
+    "mh_topology_mark",
+    "mh_topology_name",
     "mh_utility",
     "mh_utility_ignore_use",
     "mh_utility_postpone_setup",
     "mh_utility_used",
+    "pytest_addoption",
+    "pytest_configure",
 ]

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .. import MultihostBackupHost as _MultihostBackupHost
 from .. import MultihostHost as _MultihostHost
+from .artifacts import MultihostArtifactsType, MultihostHostArtifacts
 from .cli import CLIBuilder
-from .conn import DEFAULT_TIMEOUT, Bash, Connection, Powershell, Shell
-from .logger import MultihostLogger, logger_for
+from .conn import DEFAULT_TIMEOUT, Bash, HostConnection, Powershell, Shell
+from .logger import MultihostHostLogger, MultihostLogger, logger_for
 
 if TYPE_CHECKING:
     from .config import MultihostDomain
 
-__all__ = ["MultihostBackupHost", "MultihostHost", "MultihostOSFamily"]
+__all__ = ["MultihostBackupHost", "MultihostHost", "MultihostOSFamily", "validate_fields"]
 
 DomainT = TypeVar("DomainT", bound="MultihostDomain[Any]")
 
@@ -29,67 +30,116 @@ class MultihostOSFamily(Enum):
     Windows = "windows"
 
 
+def validate_fields(required: list[str], confdict: Mapping[str, Any], what: str) -> None:
+    """Raise pytest-mh's ``ValueError`` when a required field (``a/b`` for nested ones) is missing from ``confdict``.
+
+    :raises ValueError: Names the first missing field: ``"hostname" property is missing in host configuration``.
+    """
+    for field in required:
+        value: Any = confdict
+        for part in field.replace(".", "/").split("/"):
+            if not isinstance(value, Mapping) or part not in value:
+                raise ValueError(f'"{field}" property is missing in {what}')
+            value = value[part]
+
+
 class MultihostHost(_MultihostHost, Generic[DomainT]):
-    """pytest-mh's host: made by its domain from a ``confdict``, with ``conn``, ``cli``, ``logger``.
+    """pytest-mh's host: made by its domain from a ``confdict``, with ``conn``, ``cli``, ``logger``, ``artifacts``.
 
     The inventory host of the same name gives the connection and the variables; the
     ``confdict`` is what pytest-mh would have read from ``mhc.yaml``: ``hostname``, ``role``,
     ``config`` (the ``mh_config`` variable), ``artifacts`` (``mh_artifacts``) and ``os``.
+    ``conn.host`` is the address the connection goes to (the inventory's ``ansible_host``), as
+    pytest-mh's ``ssh.host``: frameworks open their own clients (LDAP, Kerberos) to it.
 
     Example::
 
         class ClientHost(MultihostHost[MyDomain]):
             def pytest_setup(self):
                 self.features = {"bash": self.conn.run("command -v bash", raise_on_error=False).rc == 0}
+                self.artifacts.test.add("/var/log/client/*.log")
+
+    :raises ValueError: A field of :attr:`required_fields` is missing, or ``os.family`` is unknown.
     """
 
     def __init__(self, domain: DomainT, confdict: dict[str, Any]) -> None:
+        validate_fields(self.required_fields, confdict, "host configuration")
         name = str(confdict["hostname"])
-        roles, variables = domain._mh_inventory.get(name, ((str(confdict.get("role", "")),), {}))
-        super().__init__(name, roles=roles, domain=domain.id, variables=variables)
+        inventory: Mapping[str, Any] = getattr(domain, "_mh_inventory", None) or {}
+        roles, variables = inventory.get(name, ((str(confdict["role"]),), {}))
+        super().__init__(name, roles=roles, domain=str(getattr(domain, "id", "") or ""), variables=variables)
         self.mh_domain: DomainT = domain
         self.confdict = confdict
-        self.role: str = str(confdict.get("role", ""))
+        self.role: str = str(confdict["role"])
         self.hostname = name
-        self.config = dict(confdict.get("config") or {})
-        self.logger: MultihostLogger = logger_for("host", name)
-        family = str((confdict.get("os") or {}).get("family", "linux")).lower()
-        os_family = MultihostOSFamily(family)
+        parent = domain.logger
+        self.logger: MultihostLogger = (
+            parent.subclass(cls=MultihostHostLogger, suffix=f"host.{name}", hostname=name)
+            if hasattr(parent, "subclass")
+            else logger_for("host", name)
+        )
+        self.config = confdict.get("config") or {}
+        self.configured_artifacts: MultihostHostArtifacts = MultihostHostArtifacts(confdict.get("artifacts") or [])
+        family = str((confdict.get("os") or {}).get("family", MultihostOSFamily.Linux.value)).lower()
+        try:
+            os_family = MultihostOSFamily(family)
+        except ValueError:
+            raise ValueError(f"host {name!r}: os family {family!r} is not supported (linux or windows)") from None
         self.os_family = os_family  # type: ignore[assignment]  # pytest-mh's enum where ours has a str
         self.shell: Shell = Powershell() if os_family is MultihostOSFamily.Windows else Bash()
         self.cli = CLIBuilder(self.shell)
-        artifacts = confdict.get("artifacts") or []
-        self.configured_artifacts: Any = artifacts
+        self.artifacts: MultihostHostArtifacts = MultihostHostArtifacts()
         timeout = variables.get("mh_command_timeout")
         self._mh_timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
-        self._mh_compat_conn: Connection | None = None
-        domain.hosts.append(self)
+        self._mh_compat_conn: HostConnection | None = None
 
     @property
-    def conn(self) -> Connection:  # type: ignore[override]  # pytest-mh's connection API over ours
-        """pytest-mh's connection: ``run`` (bash), ``exec``, ``expect``, over the host's Ansible connection."""
+    def required_fields(self) -> list[str]:
+        """Fields the host's ``confdict`` must have (``a/b`` for nested ones); extend it in a subclass."""
+        return ["role", "hostname"]
+
+    @property
+    def conn(self) -> HostConnection:  # type: ignore[override]  # pytest-mh's connection API over ours
+        """pytest-mh's connection (:meth:`get_connection`), made on first use: ``run``, ``exec``, ``expect``, ..."""
         if self._mh_compat_conn is None:
-            self._mh_compat_conn = Connection(super().conn, self.shell, host=self.hostname, timeout=self._mh_timeout)
+            self._mh_compat_conn = self.get_connection()
         return self._mh_compat_conn
 
-    def get_artifacts_list(self, host: MultihostHost[Any], artifacts_type: str) -> set[str]:
-        """Files to collect (the configured list); kept for subclasses that extend it."""
-        configured = self.configured_artifacts
-        if isinstance(configured, dict):
-            return set(configured.get(artifacts_type) or [])
-        return set(configured) if artifacts_type == "test" else set()
+    def get_connection(self) -> HostConnection:
+        """A new pytest-mh connection to the host over its Ansible connection (``conn.host`` is its address)."""
+        return HostConnection(super().conn, self.shell, host=self.address, timeout=self._mh_timeout, logger=self.logger)
+
+    def get_artifacts_list(self, host: MultihostHost[Any], artifacts_type: MultihostArtifactsType) -> set[str]:
+        """The files to fetch after ``artifacts_type``: the configured ones and those added to :attr:`artifacts`."""
+        return self.configured_artifacts.get(artifacts_type) | self.artifacts.get(artifacts_type)
 
 
 class MultihostBackupHost(MultihostHost[DomainT], _MultihostBackupHost, Generic[DomainT]):
-    """pytest-mh's backup host: ``start()`` and ``backup()`` once per session, ``restore(data)`` after each test.
+    """pytest-mh's backup host: ``start()`` and ``backup()`` once per session, ``restore(backup_data)`` after each test.
 
     Subclasses implement :meth:`start`, :meth:`stop`, :meth:`backup` (returns the backup data)
-    and :meth:`restore` (gets it back); :meth:`remove_backup` deletes data made of paths.
-    ``auto_restore=False`` when a :class:`~pytest_mh_ansible.BackupTopologyController` restores.
+    and :meth:`restore` (gets it back); :meth:`remove_backup` deletes data made of paths at the
+    end of the session. ``auto_restore=False`` when a ``BackupTopologyController`` restores.
+
+    Example::
+
+        class LDAPHost(MultihostBackupHost[MyDomain]):
+            def start(self):
+                self.svc.start("slapd")
+
+            def backup(self):
+                self.conn.run("slapcat -l /tmp/mh.ldif")
+                return PurePosixPath("/tmp/mh.ldif")
+
+            def restore(self, backup_data):
+                self.conn.run(f"slapadd -l {backup_data}")
     """
 
     def __init__(self, *args: Any, auto_start: bool = True, auto_restore: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.backup_data: PurePath | Sequence[PurePath] | Any | None = None
+        self._backup_auto_start = auto_start
+        self._backup_auto_restore = auto_restore
         self.auto_start = auto_start
         self.auto_restore = auto_restore  # type: ignore[misc]  # per instance here, as in pytest-mh
 
@@ -101,39 +151,47 @@ class MultihostBackupHost(MultihostHost[DomainT], _MultihostBackupHost, Generic[
         """Stop the host's services (override)."""
         raise NotImplementedError()
 
-    def backup(self) -> Any:  # type: ignore[override]  # pytest-mh's signature
+    def backup(self) -> PurePath | Sequence[PurePath] | Any | None:  # type: ignore[override]  # pytest-mh's signature
         """Back the host up and return what identifies the backup (override)."""
         raise NotImplementedError()
 
-    def restore(self, backup_data: Any) -> None:  # type: ignore[override]
+    def restore(self, backup_data: Any | None) -> None:  # type: ignore[override]
         """Restore the host from ``backup_data`` (override)."""
         raise NotImplementedError()
 
-    def remove_backup(self, backup_data: Any) -> None:  # type: ignore[override]
-        """Delete the backup: paths (one or a list) are removed from the host; other data is left."""
+    def remove_backup(self, backup_data: PurePath | Sequence[PurePath] | Any | None) -> None:  # type: ignore[override]
+        """Delete the backup: paths (one or a sequence) are removed from the host; other data is left alone."""
         if backup_data is None:
             return
-        if isinstance(backup_data, PurePath):
-            paths = [backup_data]
-        elif isinstance(backup_data, Sequence) and all(isinstance(p, PurePath) for p in backup_data):
-            paths = list(backup_data)
-        else:
+        paths = [backup_data] if isinstance(backup_data, PurePath) else backup_data
+        if not isinstance(paths, Sequence) or isinstance(paths, str) or not paths:
             return
-        if paths:
-            self.conn.exec(["rm", "-fr", "--", *[str(p) for p in paths]])
+        if not all(isinstance(path, PurePath) for path in paths):
+            return
+        if isinstance(self.shell, Powershell):
+            for path in paths:
+                self.conn.exec(["Remove-Item", "-Force", "-Recurse", str(path)])
+        else:
+            self.conn.exec(["rm", "-fr", "--", *[str(path) for path in paths]])
 
     def pytest_setup(self) -> None:
-        if self.auto_start:
+        """Start the services (unless ``auto_start=False``) and take the backup kept in :attr:`backup_data`."""
+        if self._backup_auto_start:
             with contextlib.suppress(NotImplementedError):
                 self.start()
         self.backup_data = self.backup()
         self.backup_taken = True
 
     def teardown(self) -> None:
-        if self.auto_restore and self.backup_taken:
-            self.restore(self.backup_data)
+        """Restore the backup after the test (unless ``auto_restore=False``)."""
+        try:
+            if self._backup_auto_restore and self.backup_taken:
+                self.restore(self.backup_data)
+        finally:
+            _MultihostHost.teardown(self)  # not the project's backup host's restore: this one replaces it
 
     def pytest_teardown(self) -> None:
+        """Remove the backup from the host (:meth:`remove_backup`)."""
         if self.backup_taken:
             self.remove_backup(self.backup_data)
             self.backup_taken = False

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from .. import MultihostHost
 from .. import MultihostRole as _MultihostRole
+from .artifacts import MultihostArtifactsType
 from .logger import MultihostLogger, logger_for
 
 if TYPE_CHECKING:
@@ -19,6 +20,8 @@ HostT = TypeVar("HostT", bound=MultihostHost)
 class MultihostRole(_MultihostRole[HostT], Generic[HostT]):
     """pytest-mh's role: one host in one role for one test; its utilities are set up around the test.
 
+    Its ``logger`` is its host's; files added to :attr:`artifacts` are fetched after the test.
+
     Example::
 
         class Client(MultihostRole[ClientHost]):
@@ -29,9 +32,10 @@ class MultihostRole(_MultihostRole[HostT], Generic[HostT]):
 
     def __init__(self, mh: MultihostFixture, role: str, host: HostT) -> None:
         super().__init__(mh, role, host)
-        self.logger: MultihostLogger = logger_for("role", getattr(host, "hostname", host.name))
+        logger = getattr(host, "logger", None)
+        self.logger: MultihostLogger = logger if logger is not None else logger_for("role", host.name)
         self.artifacts: set[str] = set()
 
-    def get_artifacts_list(self, host: MultihostHost, artifacts_type: str) -> set[str]:
-        """Files to collect after the test (the :attr:`artifacts` set)."""
-        return set(self.artifacts)
+    def get_artifacts_list(self, host: MultihostHost, artifacts_type: MultihostArtifactsType) -> set[str]:
+        """Files to fetch after the test: the :attr:`artifacts` set (override to compute more)."""
+        return self.artifacts

@@ -275,8 +275,9 @@ def test_compat__config_and_domain_classes_make_hosts_and_roles() -> None:
     variables = {"mh_role": "client", "mh_config": {"x": 1}, "ansible_host": "192.0.2.1"}
     config = _Config(confdict_from_inventory([("client1", ("client",), "test", variables)]))
     domain = config.domain("test")
-    host = domain.create_host(domain.host_confdict("client1"))
+    [host] = domain.hosts  # made with the domain, as in pytest-mh
     assert type(host) is _ClientHost
+    assert type(domain.create_host(domain.host_confdict("client1"))) is _ClientHost
     assert (host.hostname, host.role, host.config, host.mh_domain, host.address) == (
         "client1", "client", {"x": 1}, domain, "192.0.2.1",
     )  # fmt: skip
@@ -330,7 +331,7 @@ def test_compat__linux_fs_changes_are_one_command_each_and_undone_with_the_scope
     fs.rm(str(gone))
     tmp = fs.mktmp("temp")
     assert Path(tmp).read_text() == "temp"
-    fs.sed("s/new/NEW/", str(existing))
+    fs.sed("s/new/NEW/", str(existing), args=["-i"])  # pytest-mh edits in place only with -i
     assert existing.read_text() == "NEW\nmore\n"
     assert len(host.journal.entries()) == 4  # one entry per path, whatever the number of changes
     host.journal.close("test")

@@ -34,17 +34,39 @@ _PLAIN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 _UNSAFE_RE = re.compile(r"[\x00-\x1f/\\]")
 
 
-def artifact_patterns(source: object, phase: str) -> list[str]:
-    """The paths and globs that ``source`` (a host, role, utility or controller) asks for in ``phase``.
+_PYTEST_MH_TYPES = {"session_setup": "pytest_setup", "session_teardown": "pytest_teardown"}
+"""pytest-mh's names of the session phases, which ``get_artifacts_list`` receives."""
 
-    ``source.artifacts`` may be missing or None (nothing), a string (one path), an iterable of
-    paths (every phase) or a mapping from phase to paths. A property may compute it.
+
+def artifact_patterns(source: object, phase: str, host: object = None) -> list[str]:
+    """The paths and globs that ``source`` (a host, role, utility or controller) asks for in ``phase`` on ``host``.
+
+    A source with pytest-mh's ``get_artifacts_list(host, artifacts_type)`` is asked through it
+    (``host`` defaults to the source's own ``host``, else the source itself; the session phases
+    are named ``pytest_setup``/``pytest_teardown`` there); a failing call is logged and asks for
+    nothing, so that it never hides the test's own outcome. Otherwise ``source.artifacts`` may be
+    missing or None (nothing), a string (one path), an iterable of paths (every phase) or a mapping
+    from phase to paths. A property may compute it.
     """
+    lister = getattr(source, "get_artifacts_list", None)
+    if callable(lister):
+        target = host if host is not None else getattr(source, "host", source)
+        try:
+            listed = lister(target, _PYTEST_MH_TYPES.get(phase, phase))
+        except Exception as err:
+            log.warning(
+                "%r: get_artifacts_list(%r, %r) failed, nothing collected from it: %s", source, target, phase, err
+            )
+            return []
+        if isinstance(listed, str):
+            return [listed]
+        return sorted(str(item) for item in listed or () if item)
     value: Any = getattr(source, "artifacts", None)
     if value is None:
         return []
     if isinstance(value, Mapping):
-        value = value.get(phase) or []
+        # a host file's pytest_setup/pytest_teardown (convert-mhc, --mh-config) are the session phases
+        value = value.get(phase) or value.get(_PYTEST_MH_TYPES.get(phase, phase)) or []
     if isinstance(value, str):
         return [value]
     if isinstance(value, Iterable):
@@ -52,14 +74,14 @@ def artifact_patterns(source: object, phase: str) -> list[str]:
     return []
 
 
-def utility_patterns(owner: object, phase: str) -> list[str]:
+def utility_patterns(owner: object, phase: str, host: object = None) -> list[str]:
     """The artifacts of the utilities ``owner`` (a host or role) holds as attributes, created ones only."""
     from ...utility import MultihostUtility
 
     found: list[str] = []
     for value in list(vars(owner).values()):
         if isinstance(value, MultihostUtility):
-            found += artifact_patterns(value, phase)
+            found += artifact_patterns(value, phase, host)
     return found
 
 

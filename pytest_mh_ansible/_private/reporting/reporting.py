@@ -223,8 +223,8 @@ class ReportingPlugin:
     def _collect_scope(self, phase: str, mark: TopologyMark, hosts: list[MultihostHost], failed: bool) -> None:
         if not self._wanted(failed):
             return
-        extra = artifact_patterns(mark.controller, phase)
         for host in hosts:
+            extra = artifact_patterns(mark.controller, phase, host)
             self._fetch(host, phase, self.root / "topologies" / mark.name / host.name, extra)
 
     def _wanted(self, failed: bool) -> bool:
@@ -455,7 +455,8 @@ class ReportingPlugin:
         fixture = item.stash.get(FIXTURE_KEY, None)
         if fixture is not None:
             for role in fixture.roles:
-                extra = [*artifact_patterns(role, "test"), *utility_patterns(role, "test")]
+                controller = artifact_patterns(fixture.topology_mark.controller, "test", role.host)
+                extra = [*artifact_patterns(role, "test"), *utility_patterns(role, "test"), *controller]
                 self._fetch(role.host, "test", destination / role.role / role.host.name, extra)
             return
         resolved = self.session.resolve(item.stash[MARK_KEY])

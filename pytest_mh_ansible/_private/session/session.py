@@ -25,6 +25,8 @@ from .locks import HostLocks
 from .reachability import DeadHosts, GuardedTransport
 
 if TYPE_CHECKING:
+    import pytest
+
     from ...marks import TopologyMark
     from ..ansible.executor import ModuleCallOptions
     from ..ansible.inventory import Inventory, InventoryHost
@@ -405,9 +407,9 @@ class MultihostSession:
             if self.leases is not None:
                 self.leases.release(active.assignment.hosts)
 
-    def new_fixture(self, active: ActiveTopology) -> MultihostFixture:
+    def new_fixture(self, active: ActiveTopology, request: pytest.FixtureRequest | None = None) -> MultihostFixture:
         registry = self.registry
-        return MultihostFixture(active, registry.make_role, self.playbooks)
+        return registry.fixture_class(active, registry.make_role, self.playbooks, request)
 
     def shutdown(self) -> list[Exception]:
         """End of session: leave the topology, ``pytest_teardown`` every set-up host, close connections."""
