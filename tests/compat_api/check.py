@@ -253,9 +253,34 @@ def _constructor_parameters(cls: type) -> list[list[Any]] | None:
     return _parameters(cls)
 
 
-def _positional_only(params: list[list[Any]]) -> list[list[Any]]:
-    """A protocol method's parameters as the interpreter passes them: by position, so names do not matter."""
-    return [[p[0], "positional-only" if p[1] in POSITIONAL else p[1], p[2]] for p in params]
+# How many positional arguments the interpreter passes to each protocol method (``__call__`` is called by
+# users, with any arguments: its parameters are compared as any method's).
+PROTOCOL_ARITY = {
+    "__bool__": 0,
+    "__contains__": 1,
+    "__delitem__": 1,
+    "__enter__": 0,
+    "__eq__": 1,
+    "__exit__": 3,
+    "__getitem__": 1,
+    "__iter__": 0,
+    "__len__": 0,
+    "__ne__": 1,
+    "__next__": 0,
+    "__setitem__": 2,
+    "__str__": 0,
+}
+
+
+def _protocol_problems(name: str, ours: list[list[Any]]) -> list[str]:
+    """What keeps the interpreter's call of a protocol method (``with``, ``in``, ``==``) from working: not names."""
+    arity = PROTOCOL_ARITY[name]
+    required = sum(1 for p in ours if p[1] in POSITIONAL and not p[2])
+    capacity = float("inf") if any(p[1] == "var-positional" for p in ours) else sum(p[1] in POSITIONAL for p in ours)
+    problems = [f"requires keyword {p[0]!r}" for p in ours if p[1] == "keyword-only" and not p[2]]
+    if not required <= arity <= capacity:
+        problems.append(f"cannot be called with the {arity} argument(s) the interpreter passes")
+    return problems
 
 
 def _protocol_missing(cls: type, name: str) -> bool:
@@ -375,9 +400,13 @@ class _Checker:
         if problem is not None:
             self.report.count("signatures", False)
             return
-        if where.rpartition(".")[2].startswith("__") and ours is not None:
-            theirs, ours = _positional_only(theirs), _positional_only(ours)
-        problems = compare_parameters(theirs, ours) if ours is not None else []
+        member = where.rpartition(".")[2]
+        if ours is None:
+            problems: list[str] = []
+        elif member in PROTOCOL_ARITY:
+            problems = _protocol_problems(member, ours)
+        else:
+            problems = compare_parameters(theirs, ours)
         if problems:
             self.report.status[where] = "signature"
         self.report.count("signatures", not problems, Gap("signatures", where, "; ".join(problems)))
@@ -455,10 +484,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("api", type=Path, help="the JSON written by introspect.py")
     parser.add_argument("--gaps", type=Path, help="also write the gap lines and the counts to this file")
     parser.add_argument("--json", type=Path, help="also write the counts and the status of each entry as JSON")
+    parser.add_argument(
+        "--no-alias", action="store_true", help="import the API's modules as they are named (no pytest_mh import hook)"
+    )
     args = parser.parse_args(argv)
     api = json.loads(args.api.read_text())
     try:
-        report = check(api)
+        report = check(api, install_alias=not args.no_alias)
     except Exception as err:  # the layer itself does not import: that is the gap
         text = f"the layer does not import: {type(err).__name__}: {err}\n"
         sys.stdout.write(text)
