@@ -2,17 +2,36 @@
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol
 
 from .controller import TopologyController
 from .errors import TopologyMarkError
 from .topology import Topology, TopologyDomain
 
-__all__ = ["FixturePath", "KnownTopologyBase", "KnownTopologyGroupBase", "TopologyMark", "expand_topology_marks"]
+__all__ = [
+    "FixturePath",
+    "KnownTopologyBase",
+    "KnownTopologyGroupBase",
+    "MarkedNode",
+    "TopologyMark",
+    "expand_topology_marks",
+    "union_topology_marks",
+]
+
+
+class MarkedNode(Protocol):
+    """What :meth:`TopologyMark.expand` reads of a test: its node id and its markers (a ``pytest.Function``)."""
+
+    @property
+    def nodeid(self) -> str: ...
+
+    def iter_markers(self, name: str | None = None) -> Iterator[Any]: ...
+
 
 _PATH_RE = re.compile(r"^(?P<domain>[^.\[\]\s]+)\.(?P<role>[^.\[\]\s]+)(?:\[(?P<index>\d+)\])?$")
 
@@ -78,16 +97,37 @@ class TopologyMark:
             raise TypeError(f"topology {name!r}: controller must be a TopologyController, got {controller!r}")
         self.name = name
         self.topology = topology
-        self.controller = controller if controller is not None else TopologyController()
+        self.controller = controller if controller is not None else self._default_controller()
         self.fixtures: dict[str, str] = {str(k): str(v) for k, v in (fixtures or {}).items()}
-        self.paths: dict[str, FixturePath] = {}
+        self._check_fixtures()
+
+    def _default_controller(self) -> TopologyController:
+        """The controller of a mark made without one (the pytest-mh layer gives its own class)."""
+        return TopologyController()
+
+    def _check_fixtures(self) -> None:
+        """Check every fixture path when the mark is made, so that a typo fails at import.
+
+        The pytest-mh layer overrides this to do nothing, as pytest-mh checks no path before
+        using it; :attr:`paths` then checks them on first use.
+        """
+        _ = self.paths
+
+    @functools.cached_property
+    def paths(self) -> dict[str, FixturePath]:
+        """Each fixture's parsed path, checked against the topology.
+
+        :raises ValueError: A path is malformed or names a domain, role or index the topology lacks.
+        """
+        paths: dict[str, FixturePath] = {}
         for fixture, path in self.fixtures.items():
             try:
                 parsed = FixturePath.parse(path)
             except ValueError as err:
-                raise ValueError(f"topology {name!r}: fixture {fixture!r}: {err}") from None
+                raise ValueError(f"topology {self.name!r}: fixture {fixture!r}: {err}") from None
             self._check_path(fixture, parsed)
-            self.paths[fixture] = parsed
+            paths[fixture] = parsed
+        return paths
 
     def _check_path(self, fixture: str, path: FixturePath) -> None:
         if path.domain not in self.topology:
@@ -95,7 +135,7 @@ class TopologyMark:
                 f"topology {self.name!r}: fixture {fixture!r} points to domain {path.domain!r}, "
                 f"which the topology does not have ({self.topology.describe()})"
             )
-        count = self.topology.get(path.domain).get(path.role)
+        count = self.topology.get(path.domain).count(path.role)
         if count == 0:
             raise ValueError(
                 f"topology {self.name!r}: fixture {fixture!r} points to role {path.role!r}, "
@@ -136,6 +176,20 @@ class TopologyMark:
         name = "-".join(f"{role}{count}" for role, count in counts.items())
         fixtures = {role: f"{domain}.{role}[0]" if count == 1 else f"{domain}.{role}" for role, count in counts.items()}
         return cls(name, Topology(TopologyDomain(domain, **counts)), fixtures=fixtures)
+
+    @classmethod
+    def expand(cls, node: MarkedNode, *, default_domain: str) -> list[TopologyMark]:
+        """Every topology of a test, from its ``@pytest.mark.topology`` markers (closest first).
+
+        The plugin asks the registered mark class (``registry.topology_mark``), so a subclass may
+        read the markers its own way; the pytest-mh layer reads them as pytest-mh does.
+
+        :param node: The test (``metafunc.definition`` at parametrization).
+        :param default_domain: The domain of the shorthand ``topology(role=count, ...)``.
+        :raises TopologyMarkError: naming the test when a marker is malformed.
+        """
+        markers = [(marker.args, marker.kwargs) for marker in node.iter_markers("topology")]
+        return expand_topology_marks(node.nodeid, markers, default_domain=default_domain, mark_class=cls)
 
     def export(self) -> dict[str, Any]:
         return {"name": self.name, "fixtures": dict(self.fixtures), "topology": self.topology.export()}
@@ -216,7 +270,7 @@ def expand_topology_marks(
     :raises TopologyMarkError: naming ``nodeid`` when a marker is malformed, or two
         different topologies share one name.
     """
-    result: dict[str, TopologyMark] = {}
+    found: list[TopologyMark] = []
     for args, kwargs in markers:
         if not args and kwargs:
             if not all(isinstance(v, int) and not isinstance(v, bool) for v in kwargs.values()):
@@ -235,14 +289,24 @@ def expand_topology_marks(
             raise TopologyMarkError(
                 nodeid, f"invalid arguments for @pytest.mark.topology: args={tuple(args)!r}, kwargs={dict(kwargs)!r}"
             )
-        for mark in marks:
-            known = result.get(mark.name)
-            if known is None:
-                result[mark.name] = mark
-            elif known is not mark and (known.topology != mark.topology or known.fixtures != mark.fixtures):
-                raise TopologyMarkError(
-                    nodeid,
-                    f"two different topologies are named {mark.name!r}: "
-                    f"{known.topology.describe()} and {mark.topology.describe()}",
-                )
+        found.extend(marks)
+    return union_topology_marks(nodeid, found)
+
+
+def union_topology_marks(nodeid: str, marks: Iterable[TopologyMark]) -> list[TopologyMark]:
+    """``marks`` in order without repeats: one mark per name.
+
+    :raises TopologyMarkError: naming ``nodeid`` when two different topologies share one name.
+    """
+    result: dict[str, TopologyMark] = {}
+    for mark in marks:
+        known = result.get(mark.name)
+        if known is None:
+            result[mark.name] = mark
+        elif known is not mark and (known.topology != mark.topology or known.fixtures != mark.fixtures):
+            raise TopologyMarkError(
+                nodeid,
+                f"two different topologies are named {mark.name!r}: "
+                f"{known.topology.describe()} and {mark.topology.describe()}",
+            )
     return list(result.values())

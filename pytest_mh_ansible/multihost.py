@@ -128,9 +128,8 @@ class MultihostFixture:
                 host.setup()
                 stack.push(host, host.teardown)
             controller = self.topology_mark.controller
-            hosts = self._active.controller_hosts
-            controller.setup(**hosts)
-            stack.push(controller, lambda: controller.teardown(**hosts))
+            controller._invoke_with_args(controller.setup)
+            stack.push(controller, lambda: controller._invoke_with_args(controller.teardown))
             for role in self.roles:
                 for utility in role.utilities:
                     utility.setup()

@@ -7,7 +7,6 @@ parametrized as usual (same node ids) and skipped with the reason.
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from ._private.pytest_internals import add_inventory_option, restore_setup
 from ._private.reporting import crash_check, drift_check, export, reporting
 from ._private.secrets import secrets
 from ._private.session.session import MultihostSession, SessionOptions
+from ._private.skips import check_skips
 from ._private.stash import (
     ASSIGNMENT_KEY,
     FIXTURE_KEY,
@@ -38,7 +38,7 @@ from ._private.stash import (
 )
 from .errors import InventoryError, LabError, MultihostError, TeardownExceptionGroup, TopologyMarkError
 from .host import MultihostHost
-from .marks import TopologyMark, expand_topology_marks
+from .marks import TopologyMark
 from .multihost import MultihostFixture
 from .rollback import RollbackJournal
 from .topology import Topology
@@ -388,11 +388,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     config = metafunc.config
     try:
-        marks = expand_topology_marks(
-            metafunc.definition.nodeid,
-            [(m.args, m.kwargs) for m in markers],
-            default_domain=str(config.getini("mh_default_domain") or "default"),
-            mark_class=_mark_class(config),
+        marks = _mark_class(config).expand(
+            metafunc.definition, default_domain=str(config.getini("mh_default_domain") or "default")
         )
     except TopologyMarkError as err:
         error = str(err)
@@ -550,7 +547,7 @@ def mh(request: pytest.FixtureRequest) -> Iterator[MultihostFixture]:
     mh_session.check(active)
     fixture = mh_session.new_fixture(active, request)
     item.stash[FIXTURE_KEY] = fixture
-    _check_require(item, fixture)
+    check_skips(request, fixture)
     mode = _unreverted_mode(item)
     journal = mh_session.journal
     start = (len(journal.history), len(journal.unreverted))
@@ -682,59 +679,6 @@ def mh_topology(mh_topology_mark: TopologyMark | None) -> Topology | None:
 def mh_topology_name(mh_topology_mark: TopologyMark | None) -> str | None:
     """The name of the topology the test runs on (None for tests without a topology)."""
     return mh_topology_mark.name if mh_topology_mark is not None else None
-
-
-def _check_require(item: pytest.Item, fixture: MultihostFixture) -> None:
-    """``@pytest.mark.require(condition, reason)``: call condition with the fixtures it names.
-
-    As in pytest-mh, the condition gets, by name, the topology's role fixtures, the test's other
-    fixtures already set up, and ``mh``; a ``**kwargs`` parameter receives all of them, and a
-    parameter with a default value is only passed when such a fixture exists.
-    """
-    funcargs = getattr(item, "funcargs", {})
-    available: dict[str, Any] = {**funcargs, **fixture.fixtures, "mh": fixture}
-    for marker in item.iter_markers("require"):
-        args = list(marker.args)
-        condition = args[0] if args else marker.kwargs.get("condition")
-        reason = args[1] if len(args) > 1 else marker.kwargs.get("reason", "")
-        if not callable(condition):
-            raise MultihostError(f"{item.nodeid}: @pytest.mark.require needs a callable condition, got {condition!r}")
-        outcome = condition(**_require_arguments(item, fixture, condition, available))
-        if isinstance(outcome, tuple):
-            ok, why = bool(outcome[0]), str(outcome[1]) if len(outcome) > 1 and outcome[1] else str(reason)
-        else:
-            ok, why = bool(outcome), str(reason)
-        if not ok:
-            pytest.skip(why or f"requirement of {item.nodeid} not met")
-
-
-def _require_arguments(
-    item: pytest.Item, fixture: MultihostFixture, condition: Callable[..., Any], available: dict[str, Any]
-) -> dict[str, Any]:
-    """The keyword arguments of a ``require`` condition: what it names, all for ``**kwargs``, defaults left alone."""
-    try:
-        params = inspect.signature(condition).parameters.values()
-    except (TypeError, ValueError):  # a builtin without a signature: give it everything by name
-        return dict(available)
-    kinds = inspect.Parameter
-    if any(p.kind is kinds.VAR_KEYWORD for p in params):
-        return dict(available)
-    arguments: dict[str, Any] = {}
-    missing: list[str] = []
-    for param in params:
-        if param.kind in (kinds.VAR_POSITIONAL, kinds.POSITIONAL_ONLY):
-            continue
-        if param.name in available:
-            arguments[param.name] = available[param.name]
-        elif param.default is kinds.empty:
-            missing.append(param.name)
-    if missing:
-        raise MultihostError(
-            f"{item.nodeid}: @pytest.mark.require condition asks for {', '.join(missing)}, "
-            f"which topology {fixture.topology_name!r} does not give "
-            f"(it gives: {', '.join(sorted(available))})"
-        )
-    return arguments
 
 
 # -- life cycle -----------------------------------------------------------------------------------

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any, final
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 __all__ = ["Topology", "TopologyDomain"]
 
 
-@final
 class TopologyDomain:
     """A group of hosts that belong together (one AD forest, one application), with role counts.
 
@@ -18,6 +17,9 @@ class TopologyDomain:
     Example::
 
         TopologyDomain("app", client=1, server=2)   # one client and two servers in domain "app"
+
+    Value class: the pytest-mh compatibility layer derives its own (pytest-mh's ``get`` and
+    ``str``); code of this package reads counts through :meth:`count`, which both share.
     """
 
     def __init__(self, id: str, /, **roles: int) -> None:
@@ -31,6 +33,10 @@ class TopologyDomain:
 
     def get(self, role: str) -> int:
         """How many hosts of ``role`` the domain needs (0 when the role is not part of it)."""
+        return self.count(role)
+
+    def count(self, role: str) -> int:
+        """How many hosts of ``role`` the domain needs, 0 when the role is not part of it."""
         return self.roles.get(role, 0)
 
     def __contains__(self, role: object) -> bool:
@@ -38,7 +44,7 @@ class TopologyDomain:
 
     def satisfies(self, other: TopologyDomain) -> bool:
         """True when this domain has at least as many hosts of every role as ``other`` needs."""
-        return self.id == other.id and all(self.get(role) >= count for role, count in other.roles.items())
+        return self.id == other.id and all(self.count(role) >= count for role, count in other.roles.items())
 
     def export(self) -> dict[str, Any]:
         return {"id": self.id, "hosts": dict(self.roles)}
@@ -58,7 +64,6 @@ class TopologyDomain:
         return f"TopologyDomain({self.id!r}{roles})"
 
 
-@final
 class Topology:
     """The domains (and role counts) that a test needs.
 
@@ -66,6 +71,8 @@ class Topology:
 
         Topology(TopologyDomain("app", client=1, server=1))
         Topology(TopologyDomain("ipa", client=1, ipa=1), TopologyDomain("ad", dc=1))
+
+    Value class; the pytest-mh compatibility layer derives its own (a list of ``domains``, ``str``).
     """
 
     def __init__(self, *domains: TopologyDomain) -> None:
@@ -76,7 +83,7 @@ class Topology:
             if domain.id in seen:
                 raise ValueError(f"domain {domain.id!r} appears twice in a topology")
             seen.add(domain.id)
-        self.domains: tuple[TopologyDomain, ...] = domains
+        self.domains: Sequence[TopologyDomain] = domains
 
     @classmethod
     def from_counts(cls, counts: Mapping[str, Mapping[str, int]]) -> Topology:
@@ -108,10 +115,10 @@ class Topology:
         return "; ".join(domain.describe() for domain in self.domains)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Topology) and self.domains == other.domains
+        return isinstance(other, Topology) and tuple(self.domains) == tuple(other.domains)
 
     def __hash__(self) -> int:
-        return hash(self.domains)
+        return hash(tuple(self.domains))
 
     def __repr__(self) -> str:
         return "Topology(" + ", ".join(repr(domain) for domain in self.domains) + ")"

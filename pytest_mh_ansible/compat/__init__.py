@@ -20,22 +20,20 @@ Example (a pytest-mh suite's conftest.py, unchanged)::
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, Literal, TypeAlias, TypeVar
+from typing import Any, Literal, TypeAlias
 
 import pytest
 
-from .. import BackupTopologyController as _BackupTopologyController
 from .. import (
     KnownTopologyBase,
     KnownTopologyGroupBase,
     TeardownExceptionGroup,
-    Topology,
-    TopologyDomain,
-    TopologyMark,
 )
-from .. import TopologyController as _TopologyController
 from ..plugin import mh, mh_topology, mh_topology_mark, mh_topology_name
+from ._controller import BackupTopologyController, TopologyController
+from ._marks import TopologyMark
 from ._plugin import MultihostPlugin, pytest_addoption, pytest_configure
+from ._topology import Topology, TopologyDomain
 from .artifacts import (
     MultihostArtifactsMode,
     MultihostArtifactsType,
@@ -56,21 +54,6 @@ from .utility import (
     mh_utility_postpone_setup,
     mh_utility_used,
 )
-
-ConfigT = TypeVar("ConfigT")
-
-
-class TopologyController(_TopologyController, Generic[ConfigT]):
-    """pytest-mh's ``TopologyController[ConfigType]``: this project's controller, subscriptable as there.
-
-    Its hooks get the topology's hosts by their fixture names (``topology_setup(self, client, server)``).
-    """
-
-
-class BackupTopologyController(_BackupTopologyController, TopologyController[ConfigT], Generic[ConfigT]):
-    """pytest-mh's ``BackupTopologyController[ConfigType]``: backs the topology's backup hosts up after
-    ``topology_setup`` and restores them after each test (hosts need ``auto_restore=False``)."""
-
 
 MultihostOutcome: TypeAlias = Literal["passed", "failed", "skipped", "error", "unknown"]
 

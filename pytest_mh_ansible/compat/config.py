@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from .. import MultihostError, TopologyMark
+from .. import MultihostError
+from ._marks import TopologyMark
 from .artifacts import MultihostArtifactsMode
 from .host import MultihostHost, validate_fields
 from .logger import MultihostLogger, logger_for

@@ -324,10 +324,9 @@ class MultihostSession:
                 for name in assignment.hosts:
                     self._setup_host(name, probed)
             self.journal.open("topology")
-            mark.controller._mh_bind(mark, controller_hosts)
-            mark.controller.topology_setup(**controller_hosts)
+            mark.controller._mh_bind(mark, controller_hosts, slots=hosts_by_slot)
+            mark.controller._invoke_with_args(mark.controller.topology_setup)
             active.set_up = True
-            active.skip_reason = mark.controller.skip()
         except HostUnreachableError as err:
             active.error = err
             if self.options.unreachable == "skip":
@@ -390,8 +389,7 @@ class MultihostSession:
             steps: list[tuple[object, Callable[[], object]]] = []
             if active.set_up:
                 controller = active.mark.controller
-                hosts = active.controller_hosts
-                steps.append((controller, lambda: controller.topology_teardown(**hosts)))
+                steps.append((controller, lambda: controller._invoke_with_args(controller.topology_teardown)))
             steps.append((self.journal, lambda: self.journal.close("topology")))
             error: TeardownExceptionGroup | None = None
             try:
