@@ -14,14 +14,14 @@ LAB_NAME = lab_name("mhstates")
 
 @pytest.fixture(scope="session")
 def states_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """server1 (sysv) and server2 (systemd); libnss-extrausers installable, to serve an account through NSS."""
+    """server1 (sysv) and server2 (systemd); installable: libnss-extrausers (an account served by NSS), acl, attr."""
     spec = LabSpec(
         name=LAB_NAME,
         hosts=(
             LabHostSpec("server1", roles=("server",)),
             LabHostSpec("server2", roles=("server",), init="systemd"),
         ),
-        packages=("libnss-extrausers",),
+        packages=("libnss-extrausers", "acl", "attr"),
     )
     with Lab(spec, tmp_path_factory.mktemp("labs") / LAB_NAME) as lab:
         yield lab

@@ -12,6 +12,7 @@ A *record* is a JSON-friendly dict describing one path, taken with ``lstat`` (li
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import errno
 import fnmatch
@@ -67,9 +68,18 @@ def record_from_stat(path: str, st: os.stat_result, hash_content: bool = True) -
     """Describe ``path`` from its ``lstat`` result; files are hashed when ``hash_content`` is true."""
     mode = st.st_mode
     rec: Record = {"path": path, "mode": stat.S_IMODE(mode), "uid": st.st_uid, "gid": st.st_gid}
+    if not stat.S_ISLNK(mode):
+        xattrs = read_xattrs(path)
+        if xattrs is not None:
+            rec["xattrs"] = xattrs
     if stat.S_ISREG(mode):
         rec["type"] = FILE
         rec["size"] = st.st_size
+        if st.st_nlink > 1:
+            rec["links"] = st.st_nlink
+            rec["ino"] = st.st_ino
+            rec["dev"] = st.st_dev
+            rec["siblings"] = _siblings(path, st)
         if hash_content:
             try:
                 rec["sha256"] = sha256_file(path)
@@ -87,6 +97,36 @@ def record_from_stat(path: str, st: os.stat_result, hash_content: bool = True) -
         rec["kind"] = _kind(mode)
         rec["rdev"] = st.st_rdev
     return rec
+
+
+def read_xattrs(path: str) -> dict[str, str] | None:
+    """Every extended attribute of ``path`` (ACLs, file capabilities, SELinux labels, user attributes),
+    base64-encoded by name; None when the file system cannot list them (then they are left alone)."""
+    try:
+        names = os.listxattr(path, follow_symlinks=False)
+    except OSError:
+        return None
+    found: dict[str, str] = {}
+    for name in sorted(names):
+        try:
+            found[name] = base64.b64encode(os.getxattr(path, name, follow_symlinks=False)).decode("ascii")
+        except OSError:
+            continue
+    return found
+
+
+def _siblings(path: str, st: os.stat_result) -> list[str]:
+    """The other names of a hard-linked file in its own directory (where a restore can find its inode again)."""
+    parent = os.path.dirname(path) or "."
+    found = []
+    try:
+        with os.scandir(parent) as entries:
+            for entry in entries:
+                if entry.path != path and entry.inode() == st.st_ino and not entry.is_symlink():
+                    found.append(entry.path)
+    except OSError:
+        return []
+    return sorted(found)
 
 
 def stat_record(path: str, hash_content: bool = True) -> Record:
@@ -240,6 +280,9 @@ def differences(current: Record, wanted: Record) -> list[Change]:
         changes.append(("owner", str(current["uid"]), str(wanted["uid"])))
     if current["gid"] != wanted["gid"]:
         changes.append(("group", str(current["gid"]), str(wanted["gid"])))
+    # Extended attributes: compared only when both records have them (the file system lists them).
+    if "xattrs" in wanted and "xattrs" in current and current["xattrs"] != wanted["xattrs"]:
+        changes.append(("xattrs", ",".join(sorted(current["xattrs"])), ",".join(sorted(wanted["xattrs"]))))
     return changes
 
 
@@ -320,6 +363,68 @@ def _write_file(path: str, rec: Record, blob: str) -> None:
         raise
 
 
+def _write_in_place(path: str, blob: str) -> None:
+    """Write ``blob`` into the file's own inode: every hard link of it sees the restored content."""
+    with open(path, "r+b") as out, open(blob, "rb") as src:
+        out.truncate(0)
+        shutil.copyfileobj(src, out, _CHUNK)
+
+
+def _restore_content(path: str, rec: Record, blob: str) -> str | None:
+    """Put a file's content back; a hard-linked file keeps (or gets back) its inode where that can be done.
+
+    Returns a warning when a file that had other links could only be written as a new file.
+    """
+    links = rec.get("links", 1)
+    if links <= 1:
+        _write_file(path, rec, blob)
+        return None
+    inode = (rec["dev"], rec["ino"])
+    with contextlib.suppress(OSError):
+        st = os.lstat(path)
+        if (st.st_dev, st.st_ino) == inode:  # changed in place: its other links changed with it
+            _write_in_place(path, blob)
+            _set_owner_mode(path, rec, (), force=True)
+            return None
+    for sibling in rec.get("siblings", ()):
+        try:
+            st = os.lstat(sibling)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) != inode:
+            continue
+        parent = os.path.dirname(path) or "."
+        tmp = tempfile.mktemp(prefix=_TEMP_PREFIX, dir=parent)  # a link cannot be made with mkstemp
+        os.link(sibling, tmp)
+        os.rename(tmp, path)
+        if sha256_file(path) != rec["sha256"]:
+            _write_in_place(path, blob)
+        _set_owner_mode(path, rec, (), force=True)
+        return None
+    _write_file(path, rec, blob)
+    return f"{path}: had {links} hard links; its content is back in a new file (its other links keep the old inode)"
+
+
+def _set_xattrs(path: str, rec: Record, changes: Sequence[Change], force: bool = False) -> None:
+    """Extended attributes as recorded: extra ones removed, missing or different ones set.
+
+    After the owner and mode, since a chown clears file capabilities and a write may drop them.
+    """
+    wanted = rec.get("xattrs")
+    if wanted is None or not (force or any(change[0] == "xattrs" for change in changes)):
+        return
+    current = read_xattrs(path) or {}
+    for name in current:
+        if name not in wanted:
+            with contextlib.suppress(OSError):
+                os.removexattr(path, name, follow_symlinks=False)
+    # The ACL first (it sets the mode's group bits), the capability last (a chown or write would clear it).
+    for name in sorted(wanted, key=lambda n: (n == "security.capability", not n.startswith("system."))):
+        value = base64.b64decode(wanted[name])
+        if current.get(name) != wanted[name]:
+            os.setxattr(path, name, value, follow_symlinks=False)
+
+
 def _make_symlink(path: str, rec: Record) -> None:
     parent = os.path.dirname(path) or "."
     tmp = tempfile.mktemp(prefix=_TEMP_PREFIX, dir=parent)  # a symlink cannot be made with mkstemp
@@ -388,9 +493,13 @@ def apply_restore(steps: Sequence[Record], blob_for: Any) -> list[str]:
         elif kind == FILE:
             changed = {change[0] for change in step["changes"]}
             if action == "create" or "content" in changed:
-                _write_file(path, rec, blob_for(rec["sha256"]))
+                warning = _restore_content(path, rec, blob_for(rec["sha256"]))
+                if warning:
+                    warnings.append(warning)
+                _set_xattrs(path, rec, step["changes"], force=True)
             else:
                 _set_owner_mode(path, rec, step["changes"])
+                _set_xattrs(path, rec, step["changes"])
         elif kind == SYMLINK:
             changed = {change[0] for change in step["changes"]}
             if action == "create" or "target" in changed:
@@ -403,10 +512,14 @@ def apply_restore(steps: Sequence[Record], blob_for: Any) -> list[str]:
             warning = _make_other(path, rec)
             if warning:
                 warnings.append(warning)
+            else:
+                _set_xattrs(path, rec, step["changes"], force=True)
         else:
             _set_owner_mode(path, rec, step["changes"])
+            _set_xattrs(path, rec, step["changes"])
     for step in sorted(dirs, key=lambda s: _depth(s["path"]), reverse=True):
         _set_owner_mode(step["path"], step["wanted"], step["changes"], force=step["action"] == "create")
+        _set_xattrs(step["path"], step["wanted"], step["changes"], force=step["action"] == "create")
     return warnings
 
 

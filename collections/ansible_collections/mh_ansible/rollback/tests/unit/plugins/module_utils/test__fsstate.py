@@ -109,3 +109,42 @@ def test_restore__a_socket_comes_back_as_a_socket_with_its_mode(tmp_path):
     assert warnings == []
     assert stat.S_ISSOCK(path.lstat().st_mode)
     assert oct(path.lstat().st_mode & 0o7777) == oct(0o640)
+
+
+def test_restore__a_hard_link_replaced_by_a_new_file__linked_again_to_its_inode(tmp_path):
+    blobs = tmp_path / "blobs"
+    blobs.mkdir()
+    root = tmp_path / "etc"
+    root.mkdir()
+    (root / "a.conf").write_text("linked\n")
+    os.link(str(root / "a.conf"), str(root / "b.conf"))
+    records = _record(root, blobs)
+    replacement = root / ".new"
+    replacement.write_text("changed\n")
+    os.rename(str(replacement), str(root / "a.conf"))  # what copy and lineinfile do: a new inode
+    warnings = _fsstate.apply_restore(_fsstate.plan_restore(records), lambda sha: str(blobs / sha))
+    assert warnings == []
+    assert (root / "a.conf").stat().st_ino == (root / "b.conf").stat().st_ino
+    assert (root / "a.conf").read_text() == "linked\n"
+
+
+def test_restore__extended_attributes_come_back_after_a_rewrite(tmp_path):
+    blobs = tmp_path / "blobs"
+    blobs.mkdir()
+    root = tmp_path / "etc"
+    root.mkdir()
+    path = root / "x.conf"
+    path.write_text("x\n")
+    try:
+        os.setxattr(str(path), "user.mh", b"kept")
+    except OSError:
+        import pytest
+
+        pytest.skip("this file system has no user extended attributes")
+    records = _record(root, blobs)
+    path.unlink()
+    path.write_text("changed\n")
+    os.setxattr(str(path), "user.other", b"added")
+    _fsstate.apply_restore(_fsstate.plan_restore(records), lambda sha: str(blobs / sha))
+    assert os.listxattr(str(path)) == ["user.mh"]
+    assert os.getxattr(str(path), "user.mh") == b"kept"
