@@ -174,15 +174,15 @@ def _used_or_none(function: Callable[..., Any] | None) -> Callable[..., Any] | N
 
 
 def _gated_setup(setup: Callable[[Any], None]) -> Callable[[Any], None]:
-    """``setup`` as the framework calls it: postponed until used, once per setup/teardown cycle, then entered."""
+    """``setup`` as the framework calls it: postponed until used (then once per cycle), then entered."""
 
     @functools.wraps(setup)
     def gated(self: MultihostUtility[Any]) -> None:
         if self._mh_depth:  # super().setup() of a subclass's setup
             setup(self)
             return
-        if self._mh_set_up or (self._mh_utility_postpone_setup and not self._mh_utility_used):
-            return
+        if self._mh_utility_postpone_setup and (not self._mh_utility_used or self._mh_set_up):
+            return  # not used yet, or set up by its first use already (before the framework's call)
         self._mh_depth += 1
         try:
             setup(self)

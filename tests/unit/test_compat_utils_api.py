@@ -174,10 +174,17 @@ class _Calls(MultihostReentrantUtility[Any]):
 def test_compat_utils_api__reentrant_utility_is_entered_after_setup_and_exited_before_teardown() -> None:
     util = _Calls(_Host())
     util.setup()
-    util.setup()  # once per setup/teardown cycle
     util.teardown()
     util.teardown()
     assert util.calls == ["setup", "enter", "exit", "teardown"]
+
+
+def test_compat_utils_api__a_postponed_utility_used_before_the_framework_s_setup_is_set_up_once() -> None:
+    util = _Calls(_Host()).postpone_setup()
+    util.value = 1  # in a role's __init__, say
+    util.setup()
+    util.teardown()
+    assert util.calls == ["setup", "enter", "set 1", "exit", "teardown"]
 
 
 def test_compat_utils_api__a_property_setter_is_a_use_of_a_postponed_utility() -> None:
