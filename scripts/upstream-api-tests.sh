@@ -2,7 +2,7 @@
 # pytest-mh's own tests of its public API, run through this project's compatibility layer, file by file.
 #
 #   scripts/upstream-api-tests.sh PYTEST_MH_SOURCE [--ref 1.0.30] [--wheel FILE | --commit REV] [--failures FILE]
-#                                  [--reference] [--no-conftest]
+#                                  [--reference] [--no-conftest] [--automatic]
 #
 # PYTEST_MH_SOURCE is a git repository of next-actions/pytest-mh (a clone or a bare mirror; the files are
 # taken at --ref, default the tag 1.0.30) or a directory holding its conftest.py, pytest.ini and tests/
@@ -19,7 +19,8 @@
 # modules (pytest_mh._private): they run and are counted, but do not decide the exit code.
 # --reference runs the same files on the real pytest-mh 1.0.30 in a virtualenv of its own, for comparison.
 # --no-conftest leaves pytest-mh's conftest.py out (it imports pytest_mh.conn.ssh and .container), to see
-# the files alone when the conftest does not import.
+# the files alone when the conftest does not import. --automatic leaves out -p pytest_mh_ansible.compat.plugin:
+# the layer must then serve `import pytest_mh` by itself, pytest-mh not being installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -37,6 +38,7 @@ commit=""
 failures=""
 reference=0
 no_conftest=0
+automatic=0
 while [ $# -gt 0 ]; do
     case $1 in
     --ref) ref=$2 && shift 2 ;;
@@ -45,6 +47,7 @@ while [ $# -gt 0 ]; do
     --failures) failures=$2 && shift 2 ;;
     --reference) reference=1 && shift ;;
     --no-conftest) no_conftest=1 && shift ;;
+    --automatic) automatic=1 && shift ;;
     *) usage ;;
     esac
 done
@@ -108,6 +111,7 @@ raise SystemExit(0 if any(e.value.startswith("pytest_mh_ansible.compat") for e i
 EOF
     plugin=()  # the wheel loads the layer by itself
 fi
+[ "$automatic" = 0 ] || plugin=()
 echo "== $(basename "$wheel") in $venv: $("$venv/bin/python" --version)," \
     "pytest $("$venv/bin/python" -c 'import pytest; print(pytest.__version__)')," \
     "ansible-core $("$venv/bin/python" -c 'import ansible.release as r; print(r.__version__)') ${plugin[*]}"

@@ -7,8 +7,8 @@ layer's import hook (``pytest_mh_ansible.compat._alias``), imports each module a
 prints one line per gap, then the counts (``api: 78/78 names, ...``); the exit code is 1 if anything
 is missing. What each check means:
 
-* **names**: the module has the name, of the same kind (a class, an enum, a fixture, a type variable,
-  a function).
+* **names**: the module has the name, of the same kind (a class, an enum, a fixture of the same scope,
+  a type variable, a function).
 * **members**: the layer's class has each public member of pytest-mh's class (methods, properties,
   class attributes, enum members, nested classes and their members, ``__enter__``/``__str__``-like
   protocol methods that pytest-mh defines). An instance attribute that pytest-mh's ``__init__``
@@ -178,6 +178,12 @@ def compare_parameters(theirs: list[list[Any]], ours: list[list[Any]]) -> list[s
 
 def _is_fixture(obj: Any) -> bool:
     return type(obj).__name__ == "FixtureFunctionDefinition" or hasattr(obj, "_pytestfixturefunction")
+
+
+def _fixture_scope(obj: Any) -> str | None:
+    marker = getattr(obj, "_fixture_function_marker", None) or getattr(obj, "_pytestfixturefunction", None)
+    scope = getattr(marker, "scope", None)
+    return scope if isinstance(scope, str) else None
 
 
 def _static(cls: type, name: str) -> Any:
@@ -363,6 +369,8 @@ class _Checker:
             problem = "not an Enum here"
         elif kind == "fixture" and not _is_fixture(obj):
             problem = "not a pytest fixture here"
+        elif kind == "fixture" and entry.get("scope") != _fixture_scope(obj):
+            problem = f"scope {_fixture_scope(obj)!r} here, {entry.get('scope')!r} in pytest-mh"
         elif kind == "typevar" and not isinstance(obj, typing.TypeVar):
             problem = "not a TypeVar here"
         elif kind == "function" and not callable(obj):

@@ -93,7 +93,14 @@ REFERENCE = '''
 import enum
 import logging
 
-__all__ = ["Tool", "Kind", "helper", "Log"]
+import pytest
+
+__all__ = ["Tool", "Kind", "helper", "Log", "thing"]
+
+
+@pytest.fixture(scope="session")
+def thing():
+    return 1
 
 
 class Base:
@@ -149,6 +156,13 @@ class Log(logging.Logger):
 LAYER = '''
 """the layer's package: gaps on purpose"""
 import enum
+
+import pytest
+
+
+@pytest.fixture
+def thing():
+    return 1
 
 
 class Tool:
@@ -230,8 +244,9 @@ def test_check__finds_each_kind_of_gap_between_two_packages(tmp_path: Path) -> N
         "signature fakemh:Tool.copy: parameter 1 is 'src' here, 'srcpath' in pytest-mh; "
         "parameter 2 is 'dst' here, 'dstpath' in pytest-mh",
         "missing fakemh:Kind.Two",
+        "signature fakemh:thing: scope 'function' here, 'session' in pytest-mh",
         "signature fakemh:Log: no parameter 'name'; no parameter 'level'",
         "base fakemh:Log: not a subclass of logging.Logger",
         "base fakemh:Log: not a subclass of logging.Filterer",
     }
-    assert checked.stdout.splitlines()[-1] == "api: 4/4 names, 10/12 members, 5/9 signatures, 1/3 bases"
+    assert checked.stdout.splitlines()[-1] == "api: 5/5 names, 10/12 members, 5/9 signatures, 1/3 bases"
