@@ -71,6 +71,12 @@ class MultihostUtility(_MultihostUtility[HostT], Generic[HostT], metaclass=ABCMe
     _mh_utility_used: bool = False
     """Whether the utility has been used since its last teardown (only tracked while setup is postponed)."""
 
+    _mh_utility_call_setup: bool = False
+    """Whether a subclass defines ``setup`` (pytest-mh's flag; the bases' own ``setup`` does nothing)."""
+
+    _mh_utility_call_teardown: bool = False
+    """Whether a subclass defines ``teardown``."""
+
     _mh_utility_dependencies: set[MultihostUtility[Any]]
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
@@ -91,6 +97,8 @@ class MultihostUtility(_MultihostUtility[HostT], Generic[HostT], metaclass=ABCMe
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        cls._mh_utility_call_setup = cls._mh_utility_call_setup or "setup" in vars(cls)
+        cls._mh_utility_call_teardown = cls._mh_utility_call_teardown or "teardown" in vars(cls)
         for name, value in list(vars(cls).items()):
             if name == "setup" and callable(value):
                 cls.setup = _gated_setup(value)  # type: ignore[method-assign, assignment]

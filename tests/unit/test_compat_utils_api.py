@@ -236,6 +236,22 @@ def test_compat_utils_api__utilities_given_to_a_constructor_are_its_dependencies
     assert fs._mh_utility_dependencies == set()
 
 
+def test_compat_utils_api__pytest_mh_s_private_flags_are_kept() -> None:
+    class Plain(MultihostUtility[Any]):
+        pass
+
+    class Setup(Plain):
+        def setup(self) -> None:
+            pass
+
+    assert (Plain._mh_utility_call_setup, Plain._mh_utility_call_teardown) == (False, False)
+    assert (Setup._mh_utility_call_setup, _Calls._mh_utility_call_teardown) == (True, True)
+    util = _Calls(_Host()).postpone_setup()
+    assert util._mh_utility_used is False
+    util.value = 2
+    assert util._mh_utility_used is True
+
+
 def test_compat_utils_api__postpone_decorator_takes_a_class_or_an_object() -> None:
     @mh_utility_postpone_setup
     class Lazy(_Calls):
