@@ -58,7 +58,7 @@ from .utility import (
 MultihostOutcome: TypeAlias = Literal["passed", "failed", "skipped", "error", "unknown"]
 
 
-def mh_fixture(fn: Callable[..., Any] | None = None, *, scope: str = "function") -> Any:
+def mh_fixture(fixture_function: Callable[..., Any] | None = None, *, scope: str = "function") -> Any:
     """pytest-mh's ``@mh_fixture``: a fixture that receives role objects by their topology fixture names.
 
     Here role fixtures are real pytest fixtures, so this is ``pytest.fixture`` (function scope,
@@ -72,9 +72,9 @@ def mh_fixture(fn: Callable[..., Any] | None = None, *, scope: str = "function")
     """
     if scope != "function":
         raise ValueError(f"mh_fixture supports only scope='function' (as pytest-mh), got {scope!r}")
-    if fn is None:
+    if fixture_function is None:
         return pytest.fixture
-    return pytest.fixture(fn)
+    return pytest.fixture(fixture_function)
 
 
 __all__ = [

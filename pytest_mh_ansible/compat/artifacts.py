@@ -9,13 +9,19 @@ The plugin's collector asks every host, role, utility and controller for its
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, get_args
+
+from .._private.reporting.artifacts import fetch_artifacts
 
 if TYPE_CHECKING:
     from .host import MultihostHost
+    from .logger import MultihostLogger
 
 __all__ = [
+    "MultihostArtifactsCollectable",
+    "MultihostArtifactsCollector",
     "MultihostArtifactsMode",
     "MultihostArtifactsType",
     "MultihostHostArtifacts",
@@ -134,3 +140,68 @@ class MultihostTopologyControllerArtifacts:
             f"<MultihostTopologyControllerArtifacts topology_setup={self.topology_setup} "
             f"topology_teardown={self.topology_teardown} test={self.test}>"
         )
+
+
+class MultihostArtifactsCollectable(Protocol):
+    """What the collector asks: a host, role, utility or controller with ``get_artifacts_list``."""
+
+    def get_artifacts_list(self, host: MultihostHost[Any], artifacts_type: MultihostArtifactsType) -> set[str]: ...
+
+
+_PATH_CHARS = str.maketrans('":<>|*? [', "---------", "]()")
+
+
+class MultihostArtifactsCollector:
+    """A host's ``artifacts_collector``: fetches what objects list into the artifacts directory (pytest-mh's).
+
+    The plugin collects each phase's artifacts itself; this object is for code that fetches more
+    on its own, e.g. ``host.artifacts_collector.collect("test", path="extra", outcome="failed",
+    collect_objects=[host])`` puts the host's files under ``<artifacts dir>/extra``.
+
+    :param host: The host the files come from.
+    :param path: The artifacts directory.
+    :param mode: When to fetch: never, on-failure or always.
+    :param compress: Keep them as one ``.tar.gz`` instead of unpacked.
+    """
+
+    def __init__(
+        self, *, host: MultihostHost[Any], path: Path | str, mode: MultihostArtifactsMode, compress: bool
+    ) -> None:
+        self.path = Path(path)
+        self.host = host
+        self.logger: MultihostLogger = host.logger
+        self.mode: MultihostArtifactsMode = mode
+        self.compress = compress
+
+    def should_collect(self, outcome: str) -> bool:
+        """Whether :attr:`mode` fetches artifacts after ``outcome``."""
+        return should_collect_artifacts(self.mode, outcome)
+
+    def collect(
+        self,
+        artifacts_type: MultihostArtifactsType,
+        *,
+        path: str,
+        outcome: str,
+        collect_objects: Iterable[MultihostArtifactsCollectable],
+    ) -> None:
+        """Fetch what ``collect_objects`` list for ``artifacts_type`` into ``path`` (relative to :attr:`path`).
+
+        :raises ExceptionGroup: Some objects could not list their artifacts (nothing was fetched).
+        :raises MultihostError: The host could not archive or send the files.
+        """
+        if not self.should_collect(outcome):
+            return
+        wanted: set[str] = set()
+        errors: list[Exception] = []
+        for source in collect_objects:
+            try:
+                wanted |= set(source.get_artifacts_list(self.host, artifacts_type))
+            except Exception as err:
+                errors.append(err)
+        if errors:
+            raise ExceptionGroup(f"{self.host.hostname}: could not list the {artifacts_type} artifacts", errors)
+        if wanted:
+            destination = self.path / Path(path.translate(_PATH_CHARS))
+            self.logger.info("collecting artifacts", extra={"data": {"Into": destination, "Artifacts": sorted(wanted)}})
+            fetch_artifacts(self.host, sorted(wanted), destination, compress=self.compress)

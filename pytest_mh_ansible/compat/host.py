@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .. import MultihostBackupHost as _MultihostBackupHost
 from .. import MultihostHost as _MultihostHost
-from .artifacts import MultihostArtifactsType, MultihostHostArtifacts
+from .artifacts import MultihostArtifactsCollector, MultihostArtifactsType, MultihostHostArtifacts
 from .cli import CLIBuilder
-from .conn import DEFAULT_TIMEOUT, Bash, HostConnection, Powershell, Shell
+from .conn import DEFAULT_TIMEOUT, Bash, Connection, HostConnection, Powershell, Shell
 from .logger import MultihostHostLogger, MultihostLogger, logger_for
 
 if TYPE_CHECKING:
@@ -41,6 +41,27 @@ def validate_fields(required: list[str], confdict: Mapping[str, Any], what: str)
             if not isinstance(value, Mapping) or part not in value:
                 raise ValueError(f'"{field}" property is missing in {what}')
             value = value[part]
+
+
+def ordered_utilities(owner: object, kind: type) -> list[Any]:
+    """The ``kind`` utilities among ``owner``'s attributes, each after the utilities it was made with."""
+    found = [value for value in vars(owner).values() if isinstance(value, kind)]
+    done: list[Any] = []
+    while len(done) < len(found):
+        ready = [
+            util
+            for util in found
+            if util not in done
+            and all(dep in done or dep not in found for dep in getattr(util, "_mh_utility_dependencies", ()))
+        ]
+        done.extend(ready or [util for util in found if util not in done])  # a cycle: keep attribute order
+    return done
+
+
+def _setting(config: object, name: str, kinds: tuple[type, ...], default: Any) -> Any:
+    """``config.<name>`` when it is one of ``kinds`` (a config may be a stand-in in unit tests), else ``default``."""
+    value = getattr(config, name, None)
+    return value if isinstance(value, kinds) else default
 
 
 class MultihostHost(_MultihostHost, Generic[DomainT]):
@@ -89,9 +110,16 @@ class MultihostHost(_MultihostHost, Generic[DomainT]):
         self.shell: Shell = Powershell() if os_family is MultihostOSFamily.Windows else Bash()
         self.cli = CLIBuilder(self.shell)
         self.artifacts: MultihostHostArtifacts = MultihostHostArtifacts()
+        settings = getattr(domain, "mh_config", None)
+        self.artifacts_collector = MultihostArtifactsCollector(
+            host=self,
+            path=_setting(settings, "artifacts_dir", (str, PurePath), "artifacts"),
+            mode=_setting(settings, "artifacts_mode", (str,), "on-failure"),
+            compress=bool(getattr(settings, "artifacts_compression", False)),
+        )
         timeout = variables.get("mh_command_timeout")
         self._mh_timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
-        self._mh_compat_conn: HostConnection | None = None
+        self._mh_compat_conn: Connection[Any, Any] | None = None
 
     @property
     def required_fields(self) -> list[str]:
@@ -99,14 +127,37 @@ class MultihostHost(_MultihostHost, Generic[DomainT]):
         return ["role", "hostname"]
 
     @property
-    def conn(self) -> HostConnection:  # type: ignore[override]  # pytest-mh's connection API over ours
+    def conn(self) -> Connection[Any, Any]:  # type: ignore[override]  # pytest-mh's connection API over ours
         """pytest-mh's connection (:meth:`get_connection`), made on first use: ``run``, ``exec``, ``expect``, ..."""
         if self._mh_compat_conn is None:
             self._mh_compat_conn = self.get_connection()
         return self._mh_compat_conn
 
-    def get_connection(self) -> HostConnection:
-        """A new pytest-mh connection to the host over its Ansible connection (``conn.host`` is its address)."""
+    @property
+    def _mh_utility_dependencies(self) -> list[Any]:
+        """The host's reentrant utilities (its attributes), each after those it was made with (pytest-mh's order)."""
+        from .utility import MultihostReentrantUtility
+
+        return ordered_utilities(self, MultihostReentrantUtility)
+
+    def get_connection(self) -> Connection[Any, Any]:
+        """A new pytest-mh connection to the host: over its Ansible connection (``conn.host`` is its address).
+
+        A ``conn`` section in the host's ``confdict`` (pytest-mh's ``type: ssh|podman|docker`` and its
+        keys) gives pytest-mh's own client instead; the inventory-made ``confdict`` has none.
+        """
+        section = self.confdict.get("conn")
+        if isinstance(section, Mapping):
+            kind = str(section.get("type", "ssh"))
+            if kind == "ssh":
+                from .conn.ssh import SSHClient
+
+                return SSHClient.from_confdict(self, dict(section))
+            if kind in ("podman", "docker"):
+                from .conn.container import ContainerClient
+
+                return ContainerClient.from_confdict(self, dict(section))
+            raise ValueError(f"host {self.hostname!r}: unknown connection type {kind!r} (ssh, podman or docker)")
         return HostConnection(super().conn, self.shell, host=self.address, timeout=self._mh_timeout, logger=self.logger)
 
     def get_artifacts_list(self, host: MultihostHost[Any], artifacts_type: MultihostArtifactsType) -> set[str]:

@@ -23,17 +23,16 @@ ROOT = "pytest_mh_ansible.compat"
 """The parent of the layer's loggers; under the project's logger, so that its logs hold their records."""
 
 _RESET = "\x1b[0m"
-_SPLIT_CHARS = str.maketrans('":<>|*? [', "---------", "]()")
 
 
-def _render(value: Any) -> str:
-    """A value of ``extra["data"]`` as text: a mapping or sequence one item a line, long text indented."""
+def _render(key: object, value: Any) -> str:
+    """One entry of ``extra["data"]`` as text: a mapping or sequence one item a line below the key."""
     if isinstance(value, Mapping):
-        return "".join(f"\n  {key}: {item}" for key, item in value.items())
+        return f"  {key}:" + "".join(f"\n    {name}: {item}" for name, item in value.items())
     if isinstance(value, list | tuple | set | frozenset):
-        return "".join(f"\n- {item}" for item in value)
+        return f"  {key}:" + "".join(f"\n    - {item}" for item in value)
     text = str(value)
-    return text if "\n" not in text else "|\n" + textwrap.indent(text, "  ")
+    return f"  {key}: {text}" if "\n" not in text else f"  {key}: |\n" + textwrap.indent(text, "    ")
 
 
 class _PhaseBuffer(logging.Handler):
@@ -86,8 +85,8 @@ class MultihostLogger(logging.Logger):
     :ivar artifacts_dir: The directory :meth:`split` paths are relative to.
     """
 
-    def __init__(self, name: str, level: int | str = logging.NOTSET) -> None:
-        super().__init__(name, level)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.allow_colors: bool = False
         self.log_path: str | None = None
         self.extra: dict[str, Any] = {}
@@ -178,7 +177,7 @@ class MultihostLogger(logging.Logger):
         """
         handler = self._buffer()
         if handler is not None:
-            handler.split(self.artifacts_dir / Path(str(path).translate(_SPLIT_CHARS)))
+            handler.split(self.artifacts_dir / Path(path))
 
     def flush(self, outcome: str = "unknown", path: str | Path | None = None) -> None:
         """Write the files of :meth:`split` if ``artifacts_mode`` wants them after ``outcome``, else drop them.
@@ -225,7 +224,7 @@ class MultihostLogger(logging.Logger):
         data = merged.get("data")
         if isinstance(data, Mapping) and data:
             text = str(msg) % args if args else str(msg)
-            lines = [f"  {key}: {_render(value)}" for key, value in data.items()]
+            lines = [_render(key, value) for key, value in data.items()]
             msg, args = text + "\n" + "\n".join(lines), ()
         host = merged.get("host")
         if host and "mh_host" not in merged:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .. import MultihostHost
 from .. import MultihostRole as _MultihostRole
@@ -35,6 +35,14 @@ class MultihostRole(_MultihostRole[HostT], Generic[HostT]):
         logger = getattr(host, "logger", None)
         self.logger: MultihostLogger = logger if logger is not None else logger_for("role", host.name)
         self.artifacts: set[str] = set()
+
+    @property
+    def _mh_utility_dependencies(self) -> list[Any]:
+        """The role's utilities (its attributes), each after those it was made with (pytest-mh's order)."""
+        from .host import ordered_utilities
+        from .utility import MultihostUtility
+
+        return ordered_utilities(self, MultihostUtility)
 
     def get_artifacts_list(self, host: MultihostHost, artifacts_type: MultihostArtifactsType) -> set[str]:
         """Files to fetch after the test: the :attr:`artifacts` set (override to compute more)."""
