@@ -27,8 +27,9 @@ __all__ = ["TopologyMark"]
 class TopologyMark(_TopologyMark):
     """pytest-mh's ``TopologyMark(name, topology, *, controller=None, fixtures=None)``.
 
-    Fixture paths are checked when a test uses them (pytest-mh checks none), ``fixtures`` is the
-    dict given, and ``mapping`` maps each path to the fixtures that name it.
+    Fixture paths are checked when a test is collected with the mark, not when the mark is made
+    (pytest-mh checks them when it looks them up); ``fixtures`` is the dict given, and ``mapping``
+    maps each path to the fixtures that name it.
 
     Example (a suite's mark that takes a third marker argument)::
 
@@ -155,6 +156,8 @@ class TopologyMark(_TopologyMark):
                     found.extend(super().expand(_OneMarker(node.nodeid, marker), default_domain=default_domain))
                 else:
                     found.append(cls.Create(node, marker))  # type: ignore[arg-type]
+            for mark in found:
+                _ = mark.paths  # a path the topology cannot give fails the test's collection, naming it
         except (TypeError, ValueError) as err:
             message = str(err)
             prefix = f"{_where(node)}: "

@@ -193,6 +193,12 @@ def test_compat_mark__expand_errors_name_the_test_once() -> None:
     assert "invalid arguments for @pytest.mark.topology" in str(info.value)
 
 
+def test_compat_mark__expand_checks_fixture_paths_naming_the_test() -> None:
+    bad = TopologyMark("bad", Topology(TopologyDomain("test", client=1)), fixtures={"server": "test.server[0]"})
+    with pytest.raises(TopologyMarkError, match=r"test_x.py::test_y: topology 'bad': fixture 'server'"):
+        TopologyMark.expand(_Node(pytest.mark.topology(bad)), default_domain="test")
+
+
 def test_compat_mark__expand_keeps_the_shorthand_and_unites_repeats() -> None:
     node = _Node(pytest.mark.topology(_Known.A), pytest.mark.topology([_Known.A, _Known.B]), pytest.mark.topology(x=1))
     marks = TopologyMark.expand(node, default_domain="test")
