@@ -324,8 +324,8 @@ def test_compat__linux_fs_changes_are_one_command_each_and_undone_with_the_scope
     host = _FsHost(conn)
     fs = LinuxFileSystem(host)  # type: ignore[arg-type]
     host.journal.open("test")
-    fs.write(str(existing), "new\n", mode="0644")
-    fs.append(str(existing), "more\n")
+    fs.write(str(existing), "new\n", mode="0644", dedent=False)
+    fs.append(str(existing), "more\n", dedent=False)
     assert fs.read(str(existing)) == "new\nmore"
     fs.mkdir_p(str(tmp_path / "a" / "b" / "c"))
     fs.rm(str(gone))

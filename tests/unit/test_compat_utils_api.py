@@ -433,6 +433,38 @@ def test_compat_utils_api__sed_wc_chmod_return_results_as_in_pytest_mh(fs: Linux
     assert conf.read_text() == "one two\nthree\n"
 
 
+def test_compat_utils_api__write_dedents_and_strips_as_pytest_mh(fs: LinuxFileSystem, tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    fs.write(
+        str(path),
+        """
+        [main]
+            key = 1
+    """,
+    )
+    assert path.read_text() == "[main]\n    key = 1"
+    fs.append(str(path), "\n  more\n")
+    assert path.read_text() == "[main]\n    key = 1more"
+    fs.write(str(path), "  kept\n", dedent=False)
+    assert path.read_text() == "  kept\n"
+    assert fs.read(str(path)) == "  kept"
+    assert Path(fs.mktmp(" x \n")).read_text() == "x"
+
+
+def test_compat_utils_api__mkdir_p_of_an_existing_directory_empties_it_until_the_test_ends(
+    fs: LinuxFileSystem, tmp_path: Path
+) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "keep").write_text("x")
+    fs.mkdir_p(str(tmp_path / "d"), mode="0700")
+    assert list((tmp_path / "d").iterdir()) == []
+    fs.mkdir_p(str(tmp_path / "new" / "sub"))
+    assert (tmp_path / "new" / "sub").is_dir()
+    fs.host.journal.close("test")
+    assert (tmp_path / "d" / "keep").read_text() == "x"
+    assert not (tmp_path / "new").exists()
+
+
 def test_compat_utils_api__stat_gives_a_stat_entry(fs: LinuxFileSystem, tmp_path: Path) -> None:
     path = tmp_path / "f"
     path.write_text("abc")

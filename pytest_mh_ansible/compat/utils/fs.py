@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import shlex
+import textwrap
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -199,9 +200,14 @@ class LinuxFileSystem(MultihostReentrantUtility[Any], FileSystem):
 
     # -- reading ---------------------------------------------------------------------------------------
     def read(self, path: str) -> str:
-        """The text of ``path`` without its last newline (as pytest-mh's ``read``)."""
+        """The text of ``path`` as pytest-mh's ``cat`` gives it: its lines joined, without the last newline."""
         self.logger.info(f'Reading file "{path}"')
-        return FileSystem.read(self, path).removesuffix("\n")
+        return self._conn.exec(["cat", path], log_level=_QUIET).stdout
+
+    @staticmethod
+    def _as_written(contents: str, dedent: bool) -> str:
+        """pytest-mh's ``dedent``: the common indentation removed and the text stripped at both ends."""
+        return textwrap.dedent(contents).strip() if dedent else contents
 
     def exists(self, path: str) -> bool:
         """True when ``path`` exists (a dangling symbolic link counts)."""
@@ -254,14 +260,16 @@ class LinuxFileSystem(MultihostReentrantUtility[Any], FileSystem):
         return True
 
     def mkdir_p(self, path: str, *, mode: str | None = None, user: str | None = None, group: str | None = None) -> bool:
-        """Create ``path`` and its missing parents; the topmost created one is removed after the test."""
+        """Create ``path`` and its missing parents, as an empty directory (anything there is removed first, as in
+        pytest-mh); the topmost created directory, or ``path`` as it was, is put back after the test."""
         p = _q(path)
         top = self._conn.run(f'p={p}; top=""; while [ ! -e "$p" ]; do top=$p; p=$(dirname "$p"); done; echo "$top"',
                              log_level=_QUIET).stdout.strip()  # fmt: skip
+        make = f"mkdir -p -- {p}{_owner(path, mode, user, group)}"
         if top:
-            self._change(top, f"mkdir -p -- {p}{_owner(path, mode, user, group)}")
+            self._change(top, make)
         else:
-            self._conn.run(f"true{_owner(path, mode, user, group)}", log_level=_QUIET)
+            self._change(path, f"rm -rf -- {p} && {make}")
         return True
 
     def rm(self, path: str) -> bool:
