@@ -78,6 +78,12 @@ def render(api: dict[str, Any], report: Report) -> str:
         "differing (listed under it); **Windows only**, a name that needs a Windows host: it exists and",
         "raises an error saying so. Behaviour that differs on purpose is described in the migration guide.",
         "",
+        "An instance attribute (one that pytest-mh's `__init__` assigns) counts as present when the layer's",
+        "class has it as a class attribute or property, annotates it, or assigns it in an `__init__`: both",
+        "sides are read from their source, nothing is instantiated. Protocol methods (`__exit__`,",
+        "`__contains__`, ...) are checked the way the interpreter calls them, by position; a fixture has",
+        "the same scope as pytest-mh's.",
+        "",
     ]
     for module_name, entries in api["modules"].items():
         lines += [f"## `{module_name}`", ""]
