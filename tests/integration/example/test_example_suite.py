@@ -42,6 +42,9 @@ def test_example_suite__passes_on_its_lab_and_leaves_nothing_behind() -> None:
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
     assert "14 passed" in output, output
+    # Every change the example makes is undone: its own playbooks' too (revert_paths, teardown), and the
+    # packages of its setup (what the demo, scripts/demo.sh, checks too).
+    assert "not reverted" not in output, output
     # Both server variants ran every test that their topology group covers.
     assert "test_playbook_from_a_role[nginx] PASSED" in output
     assert "test_playbook_from_a_role[lighttpd] PASSED" in output

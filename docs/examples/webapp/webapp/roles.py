@@ -11,14 +11,25 @@ from .utils import Files, Firewall, Services
 
 
 class ServerHost(MultihostHost):
-    """A web server host: installs and starts its server once per session, with a playbook."""
+    """A web server host: installs, configures and starts its server once per session; all undone at its end.
+
+    The packages come from a module call, whose undo the journal knows (it purges what the call
+    installed); the playbook's changes are undone as the playbook names them: the files it writes
+    (``revert_paths``, restored) and the service it starts (``teardown``, a playbook that stops it).
+    """
 
     def pytest_setup(self) -> None:
-        self.playbook("webapp/server.yml")  # raises PlaybookError (failed tasks, host, message) if it fails
         self.server = str(self.vars["webapp_server"])
         self.service = str(self.vars["webapp_service"])
         self.docroot = str(self.vars["webapp_docroot"])
         self.config_file = str(self.vars["webapp_config"])
+        self.ansible.run("ansible.builtin.apt", name=[self.server, "nftables"], state="present")
+        # raises PlaybookError (failed tasks, host, message) if it fails
+        self.playbook(
+            "webapp/server.yml",
+            revert_paths=[self.config_file, f"{self.docroot}/index.html"],
+            teardown="webapp/server_teardown.yml",
+        )
 
 
 class Server(MultihostRole[ServerHost]):
@@ -57,9 +68,10 @@ class Server(MultihostRole[ServerHost]):
         self.services.restart(self.host.service)
 
     def deploy_page(self, text: str, name: str = "index.html") -> PlaybookResult:
-        """Deploy a page with the example's playbook (the page is restored after the test)."""
-        self.files.backup(f"{self.host.docroot}/{name}")
-        return self.playbook("webapp/page.yml", extra_vars={"webapp_page_text": text, "webapp_page_name": name})
+        """Deploy a page with the example's playbook (the page is restored after the test: ``revert_paths``)."""
+        page = f"{self.host.docroot}/{name}"
+        extra_vars = {"webapp_page_text": text, "webapp_page_name": name}
+        return self.playbook("webapp/page.yml", extra_vars=extra_vars, revert_paths=[page])
 
 
 @dataclass(frozen=True)
