@@ -310,8 +310,9 @@ def _kind_problem(theirs: str, ours: str) -> str | None:
 
 
 class _Checker:
-    def __init__(self, api: dict[str, Any]) -> None:
+    def __init__(self, api: dict[str, Any], windows_only: frozenset[str]) -> None:
         self.api = api
+        self.windows_only = windows_only
         self.report = Report()
 
     def resolve(self, public: str) -> Any:
@@ -378,7 +379,7 @@ class _Checker:
         if problem is not None:
             self.report.gaps.append(Gap("signatures", where, problem))
             self.report.status[where] = "signature"
-        windows = where in WINDOWS_ONLY and inspect.isclass(obj) and self._raises_for_windows(obj, entry)
+        windows = where in self.windows_only and inspect.isclass(obj) and self._raises_for_windows(obj, entry)
         if "parameters" in entry:
             ours = None
             if problem is None:
@@ -431,7 +432,9 @@ class _Checker:
                 expected = None
             label = base
         ok = inspect.isclass(expected) and issubclass(cls, expected)
-        gap = None if ok else Gap("windows" if windows else "bases", where, f"not a subclass of {label}")
+        gap = Gap("windows" if windows else "bases", where, f"not a subclass of {label}")
+        if windows and not ok:  # listed, not counted
+            self.report.gaps.append(gap)
         self.report.count("bases", ok or windows, gap)
 
     def members(self, where: str, cls: type, members: dict[str, Any], windows: bool) -> None:
@@ -449,7 +452,9 @@ class _Checker:
                 )
             if not present:
                 self.report.status[path] = "windows" if windows else "missing"
-                self.report.count("members", windows, Gap("windows" if windows else "members", path))
+                if windows:  # listed, not counted
+                    self.report.gaps.append(Gap("windows", path))
+                self.report.count("members", windows, Gap("members", path))
                 if "parameters" in entry:
                     self.report.count("signatures", windows)
                 self._all_missing(path, entry, windows)
@@ -478,13 +483,13 @@ class _Checker:
                 self._all_missing(path, entry, windows)
 
 
-def check(api: dict[str, Any], install_alias: bool = True) -> Report:
+def check(api: dict[str, Any], install_alias: bool = True, windows_only: frozenset[str] = WINDOWS_ONLY) -> Report:
     """Every entry of ``api`` looked up in the layer (served as ``pytest_mh`` through its import hook)."""
     if install_alias:
         from pytest_mh_ansible.compat import _alias
 
         _alias.install()
-    return _Checker(api).run()
+    return _Checker(api, windows_only).run()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -495,10 +500,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-alias", action="store_true", help="import the API's modules as they are named (no pytest_mh import hook)"
     )
+    parser.add_argument(
+        "--windows-only",
+        action="append",
+        metavar="MODULE:NAME",
+        help=f"a class that needs Windows (default: {', '.join(sorted(WINDOWS_ONLY))})",
+    )
     args = parser.parse_args(argv)
     api = json.loads(args.api.read_text())
+    windows_only = frozenset(args.windows_only) if args.windows_only else WINDOWS_ONLY
     try:
-        report = check(api, install_alias=not args.no_alias)
+        report = check(api, install_alias=not args.no_alias, windows_only=windows_only)
     except Exception as err:  # the layer itself does not import: that is the gap
         text = f"the layer does not import: {type(err).__name__}: {err}\n"
         sys.stdout.write(text)

@@ -95,7 +95,15 @@ import logging
 
 import pytest
 
-__all__ = ["Tool", "Kind", "helper", "Log", "thing"]
+__all__ = ["Tool", "Kind", "helper", "Log", "thing", "WinThing"]
+
+
+class WinThing:
+    def __init__(self, host):
+        self.host = host
+
+    def block(self, port):
+        return port
 
 
 @pytest.fixture(scope="session")
@@ -165,6 +173,11 @@ def thing():
     return 1
 
 
+class WinThing:
+    def __init__(self, host):
+        raise RuntimeError(f"{host.hostname}: WinThing needs a Windows host")
+
+
 class Tool:
     label = "x"
 
@@ -206,6 +219,9 @@ class Log:
 '''
 
 
+WINDOWS_ONLY = ("--windows-only", "fakemh:WinThing")
+
+
 def test_check__finds_each_kind_of_gap_between_two_packages(tmp_path: Path) -> None:
     """introspect.py on one package, check.py on another of the same name: every difference is a gap line."""
     for side, source in (("reference", REFERENCE), ("layer", LAYER)):
@@ -227,7 +243,7 @@ def test_check__finds_each_kind_of_gap_between_two_packages(tmp_path: Path) -> N
     assert tool["parameters"] == [["host", "positional-or-keyword", False], ["name", "positional-or-keyword", True]]
     (tmp_path / "api.json").write_text(introspected.stdout)
     checked = subprocess.run(
-        [sys.executable, str(TOOLS / "check.py"), str(tmp_path / "api.json"), "--no-alias"],
+        [sys.executable, str(TOOLS / "check.py"), str(tmp_path / "api.json"), "--no-alias", *WINDOWS_ONLY],
         capture_output=True,
         text=True,
         check=False,
@@ -245,8 +261,11 @@ def test_check__finds_each_kind_of_gap_between_two_packages(tmp_path: Path) -> N
         "parameter 2 is 'dst' here, 'dstpath' in pytest-mh",
         "missing fakemh:Kind.Two",
         "signature fakemh:thing: scope 'function' here, 'session' in pytest-mh",
+        # a name that needs Windows: it exists and says so, so what it lacks is listed, not counted
+        "windows fakemh:WinThing.block",
+        "windows fakemh:WinThing.host",
         "signature fakemh:Log: no parameter 'name'; no parameter 'level'",
         "base fakemh:Log: not a subclass of logging.Logger",
         "base fakemh:Log: not a subclass of logging.Filterer",
     }
-    assert checked.stdout.splitlines()[-1] == "api: 5/5 names, 10/12 members, 5/9 signatures, 1/3 bases"
+    assert checked.stdout.splitlines()[-1] == "api: 6/6 names, 12/14 members, 7/11 signatures, 1/3 bases"
