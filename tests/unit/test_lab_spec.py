@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_mh_ansible._private.lab import system
+from pytest_mh_ansible._private.lab.hostfs import sshd_config
 from pytest_mh_ansible._private.lab.naming import IFNAMSIZ, LabNames, lab_tag
 from pytest_mh_ansible._private.lab.spec import LabHostSpec, LabSpec, LabUserSpec, parse_host_option
 from pytest_mh_ansible._private.lab.subnet import bridge_address, choose_subnet, host_address
@@ -189,3 +190,13 @@ def test_systemd_check__names_the_systemd_package(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(system, "SYSTEMD", str(tmp_path / "no-systemd"))
     with pytest.raises(LabError, match=r"install the Debian package 'systemd'"):
         system.check_systemd()
+
+
+@pytest.mark.parametrize("root_password", [False, True])
+def test_sshd_config__takes_passwords_of_every_user_root_only_with_password(root_password: bool) -> None:
+    # SSHClient's lab tests log in as users they make with useradd + chpasswd: password logins must work
+    # for any user, through PAM, without keyboard-interactive (paramiko answers plain password requests).
+    lines = set(sshd_config(root_password=root_password).splitlines())
+    assert {"PasswordAuthentication yes", "KbdInteractiveAuthentication no", "UsePAM yes"} <= lines
+    assert not {line for line in lines if line.startswith(("AllowUsers", "DenyUsers", "AllowGroups", "Match"))}
+    assert ("PermitRootLogin yes" if root_password else "PermitRootLogin prohibit-password") in lines
