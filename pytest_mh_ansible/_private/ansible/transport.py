@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from ...errors import HostUnreachableError, ProcessError, ProcessTimeoutError
 from ..secrets import secrets
-from . import compat, control_dirs
+from . import compat, control_dirs, live_process
 from .command_agent import CommandAgents, CommandLost
 from .runtime import ansible_output_logged, becomes_another_user, init_ansible, loading_plugins
 
@@ -299,6 +299,30 @@ class AnsibleTransport:
             if timeout is None:
                 return self._exec_once(command, input, become, become_user, None)
             return self._exec_watched(command, input, become, become_user, timeout)
+
+    def open_process(
+        self, command: str, *, become: bool | None = None, become_user: str | None = None
+    ) -> live_process.LiveProcess:
+        """Start ``command`` on the host and return it running, stdin and output open (see :mod:`.live_process`).
+
+        Become is honoured as by :meth:`exec`; signals and the final kill run as the same user.
+
+        :raises HostUnreachableError: The connection failed, or its plugin cannot hold a command open.
+        :raises ProcessError: The command did not start (e.g. a wrong become password).
+        """
+
+        def control(line: str) -> object:
+            return self.exec(line, become=become, become_user=become_user, timeout=30)
+
+        with self._lock:
+            self.connect()
+            conn = self._conn
+            with ansible_output_logged(self.host, logger, prefix="ansible: "):
+                try:
+                    return live_process.start(self.host, conn, self._become_for(become, become_user), command, control)
+                except Exception as err:
+                    compat.reap_abandoned(err)
+                    raise self._translate(err, command) from err
 
     def script(self, source: bytes, request: Any) -> tuple[int, bytes, bytes] | None:
         """Run a stdlib-only Python ``source`` through the host's agent, as the host's default user

@@ -54,9 +54,9 @@ class Connection(ABC, Generic[ProcessType, ProcessResultType]):
         if cls is Connection and args:
             # This layer's earlier API: Connection(ansible_connection, shell, host=...) made a host's
             # connection. pytest-mh's takes keywords only, so positional arguments cannot be meant for it.
-            from ._host import HostConnection
-
-            return super().__new__(HostConnection)
+            for subclass in Connection.__subclasses__():
+                if getattr(subclass, "_mh_takes_positional", False):
+                    return super().__new__(subclass)
         return super().__new__(cls)
 
     def __init__(self, *, shell: Shell, logger: MultihostLogger, timeout: int | float = 300) -> None:

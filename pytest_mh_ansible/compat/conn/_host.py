@@ -198,6 +198,9 @@ class HostConnection(Connection[HostProcess, ProcessResult[ProcessError]]):
     :param timeout: Default seconds per command; None or 0: no limit (see :data:`DEFAULT_TIMEOUT`).
     """
 
+    _mh_takes_positional = True
+    """``Connection(ansible_connection, shell, host=...)``, this layer's earlier call, makes one of these."""
+
     def __init__(
         self,
         connection: AnsibleConnection,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import signal
 import textwrap
@@ -357,7 +358,7 @@ class Process(ABC, Generic[ProcessResultType, ProcessInputBufferType, ProcessTim
     # -- what every process does -----------------------------------------------------------------
     def run(self) -> Self:
         """Start the command (logged at ``Short`` and ``Full``) and return the process."""
-        if self.log_level in (ProcessLogLevel.Short, ProcessLogLevel.Full):
+        if self.log_level in (ProcessLogLevel.Short, ProcessLogLevel.Full) and self.logger.isEnabledFor(logging.INFO):
             self.logger.info(f"Executing command #{self.id}", extra={"data": self._log_data()})
         self._run()
         return self
@@ -446,6 +447,8 @@ class Process(ABC, Generic[ProcessResultType, ProcessInputBufferType, ProcessTim
     def _log_result(self, result: ProcessResult[Any]) -> None:
         level = self.log_level
         if level is ProcessLogLevel.Silent or (level is ProcessLogLevel.Error and result.rc == 0):
+            return
+        if not self.logger.isEnabledFor(logging.INFO):
             return
         if self.blocking_call and level is not ProcessLogLevel.Error:
             # The command itself was logged just before: only its outcome is new.
