@@ -361,6 +361,24 @@ def test_compat_utils_api__a_role_s_fs_is_put_back_at_teardown(fs: LinuxFileSyst
     assert conf.read_text() == "old\n"
 
 
+def test_compat_utils_api__a_state_longer_than_the_journal_s_scope_saves_again_in_the_next_scope(
+    fs: LinuxFileSystem, tmp_path: Path
+) -> None:
+    conf = tmp_path / "app.conf"
+    conf.write_text("old")
+    journal = fs.host.journal = RollbackJournal()  # type: ignore[misc]
+    journal.open("session")
+    fs.setup()  # entered for the session (a host's utility, say)
+    for test in ("a", "b"):
+        journal.open("test")
+        fs.write(str(conf), test)
+        assert conf.read_text() == test
+        journal.close("test")  # the test's end: the journal puts it back
+        assert conf.read_text() == "old"
+    fs.teardown()
+    assert conf.read_text() == "old"
+
+
 def test_compat_utils_api__backup_tells_whether_the_path_existed_and_restore_puts_it_back(
     fs: LinuxFileSystem, tmp_path: Path
 ) -> None:
@@ -549,6 +567,20 @@ def test_compat_utils_api__outside_a_state_the_journal_puts_services_back() -> N
     transport.scripts.clear()
     svc.host.journal.close("test")
     assert "systemctl start sssd" in transport.scripts[0]
+
+
+def test_compat_utils_api__services_state_longer_than_the_journal_s_scope() -> None:
+    svc, transport = _svc({PROBE: (0, "Active: active", "")})
+    journal = svc.host.journal = RollbackJournal()  # type: ignore[misc]
+    journal.open("session")
+    svc.setup()
+    for test in ("a", "b"):
+        journal.open("test")
+        svc.stop("sssd")
+        transport.scripts.clear()
+        journal.close("test")
+        assert any("systemctl start sssd" in script for script in transport.scripts), test
+    svc.teardown()
 
 
 def test_compat_utils_api__with_svc_nests_a_state() -> None:

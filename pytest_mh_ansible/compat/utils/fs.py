@@ -104,7 +104,7 @@ class _Undo:
 class _Frame:
     """The paths saved since one ``__enter__``: put back by the matching ``__exit__``."""
 
-    saved: dict[str, str] = field(default_factory=dict)
+    saved: dict[str, _Undo] = field(default_factory=dict)
     undos: list[_Undo] = field(default_factory=list)
 
 
@@ -165,11 +165,13 @@ class LinuxFileSystem(MultihostReentrantUtility[Any], FileSystem):
             undo.done = True
 
     def _saved(self, path: str) -> str | None:
-        """How ``path`` was saved in the current state (a directory or ``-``), or None when it was not."""
-        if self._frames:
-            return self._frames[-1].saved.get(path)
-        saved = self.host.journal.recall(self._key(path))
-        return None if saved is None else str(saved)
+        """How ``path`` is saved in the current state (a directory or ``-``), or None when it is not.
+
+        A save whose undo has run already (the journal's scope ended inside a longer state, such as
+        a test inside a state entered for the session) does not count: the next change saves again.
+        """
+        undo = self._frames[-1].saved.get(path) if self._frames else self.host.journal.recall(self._key(path))
+        return undo.saved if isinstance(undo, _Undo) and not undo.done else None
 
     def _key(self, path: str) -> str:
         return f"compat.fs:{self.host.name}:{path}"
@@ -190,10 +192,10 @@ class LinuxFileSystem(MultihostReentrantUtility[Any], FileSystem):
         """Note that ``path`` is saved in ``saved`` (or ``-``: created here) in this state; returns ``saved``."""
         undo = _Undo(path, saved, self._conn)
         if self._frames:
-            self._frames[-1].saved[path] = saved
+            self._frames[-1].saved[path] = undo
             self._frames[-1].undos.append(undo)
         else:
-            self.host.journal.remember(self._key(path), saved)
+            self.host.journal.remember(self._key(path), undo)
         what = f"{path} (created: removed after the scope)" if saved == _MISSING else f"{path} (saved in {saved})"
         self.host.journal.record(self.host, what, undo)
         return saved

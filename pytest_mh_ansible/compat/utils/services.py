@@ -126,13 +126,19 @@ class SystemdServices(MultihostReentrantUtility[Any], Services):
         journal = self.host.journal
         key = f"compat.svc:{self.host.name}"
         undo = journal.recall(key)
-        if not isinstance(undo, _Undo):
+        if not isinstance(undo, _Undo) or undo.done:
             undo = _Undo(self._conn)
             journal.remember(key, undo)
         return undo
 
     def _touch(self, service: str) -> None:
-        """Note whether ``service`` runs, before its first change in the current state (one ``systemctl status``)."""
+        """Note whether ``service`` runs, before its first change in the current state (one ``systemctl status``).
+
+        When the state's undo has run already (the journal's scope ended inside a longer state),
+        the state starts afresh.
+        """
+        if self._undos and self._undos[-1].done:
+            self._undos[-1] = _Undo(self._conn)
         undo = self._undos[-1] if self._undos else self._scope_undo()
         if service in undo.states:
             return
