@@ -31,7 +31,7 @@ __all__ = ["render"]
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return text.replace("|", "\\|").replace("*", "\\*").replace("_", "\\_").replace("\n", " ")
 
 
 def _details(report: Report) -> dict[str, list[str]]:
