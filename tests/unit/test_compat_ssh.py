@@ -7,6 +7,7 @@ runs the same on real sshd hosts.
 
 from __future__ import annotations
 
+import gc
 import inspect
 import logging
 import re
@@ -669,3 +670,13 @@ def _no_stray_threads() -> Iterator[None]:
     for thread in stray:
         thread.join(2)
     assert not [t for t in stray if t.is_alive()], "reader threads left running"
+
+
+def test_client__dropped_without_disconnect_closes_its_connection() -> None:
+    client = SSHClient("192.0.2.7", user="user1", password=PASSWORD)
+    session = client._session
+    session._transport = FakeTransport()  # type: ignore[assignment]
+    assert session.connected
+    del client
+    gc.collect()
+    assert not session.connected

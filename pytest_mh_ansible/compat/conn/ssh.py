@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -319,6 +320,8 @@ class SSHClient(Connection[SSHProcess, SSHProcessResult]):
         if private_key_password is not None:
             self.private_key_password = private_key_password.encode("utf-8")
         self._session = _paramiko.SSHSession(host, self.port, user, password=password, private_key=key)
+        # A client dropped without disconnect() must not keep its connection (and paramiko's thread) alive.
+        weakref.finalize(self, self._session.close)
 
     def __repr__(self) -> str:
         return f"<SSHClient {self.user}@{self.host}:{self.port}>"

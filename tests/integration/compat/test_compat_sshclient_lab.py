@@ -350,3 +350,35 @@ def test_from_confdict_on_the_lab_host(address: str, make_user: Callable[..., Us
     ssh = SSHClient.from_confdict(Host(), {"type": "ssh", "host": address, "username": user, "password": password})
     with ssh:
         assert ssh.run("id -un").stdout == user
+
+
+# -- servers and connections that differ ---------------------------------------------------------------------
+def test_password_answers_keyboard_interactive_when_the_server_takes_no_plain_password(
+    lab: Lab, address: str, root: SSHClient, make_user: Callable[..., User]
+) -> None:
+    user, password = make_user()
+    sshd = "sed -i 's/^PasswordAuthentication .*/PasswordAuthentication {}/; s/^KbdInteractiveAuthentication .*/KbdInteractiveAuthentication {}/' /etc/ssh/sshd_config && service ssh restart >/dev/null"  # noqa: E501
+    root.run(sshd.format("no", "yes"))
+    try:
+        with SSHClient(address, user=user, password=password) as ssh:
+            assert ssh.run("id -un").stdout == user
+        with pytest.raises(SSHAuthenticationError):
+            SSHClient(address, user=user, password="not-" + password).connect()
+    finally:
+        result = lab.run_inside("server1", sshd.format("yes", "no"))
+        assert result.returncode == 0, result.stderr
+
+
+def test_lost_connection_ends_the_command_and_the_next_one_reconnects(
+    address: str, root: SSHClient, make_user: Callable[..., User]
+) -> None:
+    user, password = make_user()
+    with SSHClient(address, user=user, password=password) as ssh:
+        process = ssh.async_run("echo up; sleep 30")
+        assert next(process.stdout) == "up"
+        root.run(f"pkill -KILL -u {user} -x sshd")  # the session's sshd: the connection drops
+        result = process.wait(raise_on_error=False)
+        assert result.rc == 255
+        assert result.stdout_lines == ["up"]
+        assert ssh.run("echo again").stdout == "again"
+        assert ssh.connected
