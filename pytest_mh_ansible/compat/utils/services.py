@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
 from ... import Services
-from ..conn import HostConnection, ProcessLogLevel, ProcessResult, compat_conn
+from ..conn import HostConnection, HostProcess, ProcessLogLevel, ProcessResult, compat_conn
 from ..utility import MultihostReentrantUtility
 
 if TYPE_CHECKING:
@@ -176,7 +176,7 @@ class SystemdServices(MultihostReentrantUtility[Any], Services):
         return self._conn.run(_logged(service, _systemctl("reload", service)), raise_on_error=raise_on_error,
                               log_level=_QUIET)  # fmt: skip
 
-    def _async(self, verb: str, action: str, service: str) -> Any:
+    def _async(self, verb: str, action: str, service: str) -> HostProcess:
         self._touch(service)
         self.logger.info(f'systemd: {verb} "{service}" asynchronously')
         script = (
@@ -184,19 +184,19 @@ class SystemdServices(MultihostReentrantUtility[Any], Services):
         )
         return self._conn.async_run(script, log_level=_QUIET)
 
-    def async_start(self, service: str) -> Any:
+    def async_start(self, service: str) -> HostProcess:
         """:meth:`start` without waiting: the running ``Process`` (``wait()`` gives its result)."""
         return self._async("starting", "start", service)
 
-    def async_stop(self, service: str) -> Any:
+    def async_stop(self, service: str) -> HostProcess:
         """:meth:`stop` without waiting: the running ``Process``."""
         return self._async("stopping", "stop", service)
 
-    def async_restart(self, service: str) -> Any:
+    def async_restart(self, service: str) -> HostProcess:
         """:meth:`restart` without waiting: the running ``Process``."""
         return self._async("restarting", "restart", service)
 
-    def async_reload(self, service: str) -> Any:
+    def async_reload(self, service: str) -> HostProcess:
         """:meth:`reload` without waiting: the running ``Process``."""
         self.logger.info(f'systemd: reloading "{service}" asynchronously')
         return self._conn.async_run(_logged(service, _systemctl("reload", service)), log_level=_QUIET)
@@ -206,7 +206,7 @@ class SystemdServices(MultihostReentrantUtility[Any], Services):
         """``systemctl status`` (``service NAME status`` without systemd): rc 0 running, 3 stopped, 4 no such unit."""
         return self._conn.run(_systemctl("status", service), raise_on_error=raise_on_error)
 
-    def async_status(self, service: str) -> Any:
+    def async_status(self, service: str) -> HostProcess:
         """:meth:`status` without waiting: the running ``Process``."""
         return self._conn.async_run(_systemctl("status", service))
 
@@ -214,7 +214,7 @@ class SystemdServices(MultihostReentrantUtility[Any], Services):
         """A unit property's value (``systemctl show SERVICE --value --property PROP``), e.g. ``MainPID``."""
         return self._conn.run(self._show(service, prop), raise_on_error=raise_on_error).stdout.strip()
 
-    def async_get_property(self, service: str, prop: str) -> Any:
+    def async_get_property(self, service: str, prop: str) -> HostProcess:
         """:meth:`get_property` without waiting: the running ``Process`` (the value is its ``stdout``)."""
         return self._conn.async_run(self._show(service, prop))
 
@@ -226,7 +226,7 @@ class SystemdServices(MultihostReentrantUtility[Any], Services):
         """``systemctl daemon-reload``: read changed unit files."""
         return self._conn.run("systemctl daemon-reload", raise_on_error=raise_on_error)
 
-    def async_reload_daemon(self) -> Any:
+    def async_reload_daemon(self) -> HostProcess:
         """:meth:`reload_daemon` without waiting: the running ``Process``."""
         self.logger.info("systemd: reloading systemd daemon")
         return self._conn.async_run("systemctl daemon-reload", log_level=_QUIET)
