@@ -607,6 +607,16 @@ def test_compat_utils_api__properties_reload_and_is_active() -> None:
     assert transport.scripts[-1] == "systemctl daemon-reload"
 
 
+def test_compat_utils_api__pytest_mh_s_failure_helpers_are_kept() -> None:
+    svc = SystemdServices(_Host())  # commands run on this machine
+    script = svc._debug_failure("sssd", "exit 7")
+    assert "journalctl --no-pager -xeu sssd" in script
+    assert svc.host.conn.run(script, raise_on_error=False).rc == 7
+    assert svc.host.conn.run(f"(exit 5) || ({svc._query_logs_command('sssd')})", raise_on_error=False).rc == 5
+    assert svc._query_logs_command("sssd").startswith("rc=$?;")
+    assert svc._query_logs_command("sssd").endswith("exit $rc")
+
+
 def test_compat_utils_api__async_methods_return_the_connection_s_process(monkeypatch: pytest.MonkeyPatch) -> None:
     svc, _ = _svc({PROBE: (3, "", "")})
     started: list[str] = []

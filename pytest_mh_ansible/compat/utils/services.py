@@ -28,14 +28,18 @@ def _systemctl(action: str, service: str) -> str:
     return f"if {_SYSTEMD}; then systemctl {action} {q}; else {fallback}; fi"
 
 
+def _show_logs(service: str) -> str:
+    """Print the unit's status and journal (for the log of a failed command); nothing without systemd."""
+    q = shlex.quote(service)
+    return (
+        f"if {_SYSTEMD}; then echo '+ systemctl status {service}'; systemctl status {q}; echo; "
+        f"echo '+ journalctl --no-pager -xeu {service}'; journalctl --no-pager -xeu {q}; fi"
+    )
+
+
 def _logged(service: str, command: str) -> str:
     """``command``; when it fails, the unit's status and journal are printed (for the log), and its code kept."""
-    q = shlex.quote(service)
-    show = (
-        f"echo '+ systemctl status {service}'; systemctl status {q}; echo; "
-        f"echo '+ journalctl --no-pager -xeu {service}'; journalctl --no-pager -xeu {q}"
-    )
-    return f"{command} || {{ rc=$?; if {_SYSTEMD}; then {show}; fi; exit $rc; }}"
+    return f"{command} || {{ rc=$?; {_show_logs(service)}; exit $rc; }}"
 
 
 def _fresh(action: str, service: str) -> str:
@@ -200,6 +204,15 @@ class SystemdServices(MultihostReentrantUtility[Any], Services):
         """:meth:`reload` without waiting: the running ``Process``."""
         self.logger.info(f'systemd: reloading "{service}" asynchronously')
         return self._conn.async_run(_logged(service, _systemctl("reload", service)), log_level=_QUIET)
+
+    # pytest-mh's helpers, which subclasses of its SystemdServices call
+    def _debug_failure(self, service: str, command: str) -> str:
+        """``command`` that, when it fails, prints the unit's status and journal and keeps its exit code."""
+        return _logged(service, command)
+
+    def _query_logs_command(self, service: str) -> str:
+        """The commands that print the unit's status and journal after a failed command (its ``$?`` kept)."""
+        return f"rc=$?; {_show_logs(service)}; exit $rc"
 
     # -- reading ----------------------------------------------------------------------------------------
     def status(self, service: str, raise_on_error: bool = True) -> ProcessResult:  # type: ignore[override]
