@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from pytest_mh_ansible import MultihostHost, RollbackJournal
+from pytest_mh_ansible._private.ansible.collection import collections_dir
 from pytest_mh_ansible._private.reporting.export import ExportedCalls, write_export
 from pytest_mh_ansible._private.secrets import secrets
 from pytest_mh_ansible.rollback import CallRecord
@@ -153,7 +154,15 @@ def test_write_export__playbooks_inventory_files_and_no_secret(tmp_path: Path, h
     example = (out / "secrets.example.yml").read_text()
     assert "mh_secret_1: ''" in example
     assert "ansible-playbook -i inventory.yml setup.yml changes.yml" in (out / "README.md").read_text()
-    assert "collections_path = " in (out / "ansible.cfg").read_text()
+    # The collection travels with the export (beside its playbooks), not as a path of this machine.
+    assert "collections_path" not in (out / "ansible.cfg").read_text()
+    collection = out / "collections" / "ansible_collections" / "mh_ansible" / "rollback"
+    assert (collection / "galaxy.yml").is_file()
+    assert (collection / "plugins" / "modules" / "snapshot.py").is_file()
+    assert (collection / "plugins" / "modules" / "restore.py").is_file()
+    assert not (collection / "tests").exists()
+    assert not list(collection.rglob("__pycache__"))
+    assert str(collections_dir()) not in "".join(p.read_text() for p in out.glob("*") if p.is_file())
 
 
 def test_write_export__nothing_changed_is_still_a_valid_playbook(tmp_path: Path, hosts: list[MultihostHost]) -> None:

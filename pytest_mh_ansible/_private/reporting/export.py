@@ -10,8 +10,11 @@ plugin writes them into the test's artifacts directory:
 - ``revert.yml``: the calls the journal's undo steps made, in order;
 - ``inventory.yml``: the test's hosts with their variables; secrets are replaced by variables
   (``mh_secret_N``) that the user provides (``secrets.example.yml`` names them);
-- ``files/`` and ``playbooks/``: local files the calls used, ``ansible.cfg`` (the collection
-  path) and a ``README.md`` saying how to replay.
+- ``files/`` and ``playbooks/``: local files the calls used, ``ansible.cfg`` and a ``README.md``
+  saying how to replay;
+- ``collections/ansible_collections/mh_ansible/rollback``: a copy of the collection whose modules
+  the playbooks call (snapshots, restores), where Ansible looks beside a playbook: the export
+  replays from any directory, on a machine without pytest-mh-ansible.
 
 Example::
 
@@ -379,8 +382,9 @@ pytest-mh-ansible. From this directory:
     ansible-playbook -i inventory.yml setup.yml changes.yml   # the hosts as they were when the test failed
     ansible-playbook -i inventory.yml revert.yml              # back to where the test started
 
-or `pytest-mh-ansible replay .` (`--revert` for the second). `ansible.cfg` here points Ansible
-at the mh_ansible.rollback collection that the snapshots in the playbooks use.
+or `pytest-mh-ansible replay .` (`--revert` for the second). The playbooks may be run from
+any directory, and copied to another machine with Ansible: the mh_ansible.rollback collection
+that their snapshots use is in `collections/`, where Ansible looks beside a playbook.
 
 - `setup.yml`: changes of the session and topology setup that the test started from.
 - `changes.yml`: the test's changes, one play per run of calls on one host. Commands the test
@@ -398,8 +402,9 @@ Secrets are not written here. Give their values in a file (better: encrypted wit
 def write_export(destination: Path, nodeid: str, calls: ExportedCalls) -> None:
     """Write the playbooks of one test into ``destination`` (created; files of an earlier export replaced)."""
     destination.mkdir(parents=True, exist_ok=True)
-    for stale in ("files", "playbooks"):
+    for stale in ("files", "playbooks", "collections"):
         shutil.rmtree(destination / stale, ignore_errors=True)
+    _copy_collection(destination / "collections")
     writer = _Writer(destination)
     (destination / "setup.yml").write_text(
         writer.document(calls.setup, f"{nodeid}: changes of the session and topology setup"), encoding="utf-8"
@@ -420,14 +425,25 @@ def write_export(destination: Path, nodeid: str, calls: ExportedCalls) -> None:
         secrets_note = _SECRETS
     elif example.exists():
         example.unlink()
-    collections = collections_dir()
-    (destination / "ansible.cfg").write_text(
-        "[defaults]\n"
-        f"collections_path = {collections}:~/.ansible/collections:/usr/share/ansible/collections\n"
-        "retry_files_enabled = False\n",
-        encoding="utf-8",
-    )
+    (destination / "ansible.cfg").write_text("[defaults]\nretry_files_enabled = False\n", encoding="utf-8")
     (destination / "README.md").write_text(_README.format(nodeid=nodeid, secrets=secrets_note), encoding="utf-8")
+
+
+_COLLECTION_PARTS = ("galaxy.yml", "README.md", "meta", "plugins", "roles")
+"""What of the collection an export carries: what Ansible loads, not its tests."""
+
+
+def _copy_collection(destination: Path) -> None:
+    """Copy the ``mh_ansible.rollback`` collection under ``destination`` (a playbook-adjacent ``collections/``)."""
+    source = collections_dir() / "ansible_collections" / "mh_ansible" / "rollback"
+    target = destination / "ansible_collections" / "mh_ansible" / "rollback"
+    target.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for part in _COLLECTION_PARTS:
+        if (source / part).is_dir():
+            shutil.copytree(source / part, target / part, ignore=ignore)
+        elif (source / part).is_file():
+            shutil.copy2(source / part, target / part)
 
 
 def replay(directory: Path, *, revert: bool = False, secrets_file: Path | None = None) -> int:

@@ -2,7 +2,9 @@
 
 A failing test changes files, a user, a service, a config line, a sysctl and the firewall, and runs
 a playbook. Its export is replayed (``setup.yml`` + ``changes.yml``) on a second lab of the same shape:
-what changed there must be exactly what the test had changed when it failed. ``revert.yml`` (through
+what changed there must be exactly what the test had changed when it failed. The export is copied
+elsewhere and replayed from another directory, without this machine's collection path: it carries
+the ``mh_ansible.rollback`` collection itself. ``revert.yml`` (through
 ``pytest-mh-ansible replay --revert``) must then bring the fresh hosts back to where they started.
 States are read over plain ssh (not through the product).
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -132,9 +135,10 @@ def delta(before: dict[str, str], after: dict[str, str]) -> dict[str, str | None
     return changed
 
 
-def run(*command: str | os.PathLike[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def run(*command: str | os.PathLike[str], cwd: Path, **extra_env: str) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
+        **extra_env,
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         "ANSIBLE_NOCOLOR": "1",
         # pytester's HOME is deep: ~/.ansible/cp would pass the 108-byte limit of a socket path
@@ -199,14 +203,27 @@ def test_export__replayed_on_fresh_hosts_gives_the_failure_state(
     }
     (export / "secrets.yml").write_text(yaml.safe_dump(values))
 
+    # The export travels: a copy elsewhere (the original gone), run from another directory, with Ansible
+    # given no collection path of this machine (as on a machine without pytest-mh-ansible): the
+    # mh_ansible.rollback collection comes with the export.
+    copy = pytester.path / "elsewhere" / "export"
+    shutil.copytree(export, copy)
+    shutil.rmtree(export)
+    other, no_collections = pytester.path / "another-dir", pytester.path / "no-collections"
+    other.mkdir()
+    no_collections.mkdir()
     fresh_start = {host: state(fresh_lab, host) for host in ("client1", "server1")}
-    run(BIN / "ansible-playbook", "-i", "inventory.yml", "-e", "@secrets.yml", "setup.yml", "changes.yml", cwd=export)
+    run(
+        BIN / "ansible-playbook", "-i", copy / "inventory.yml", "-e", f"@{copy / 'secrets.yml'}",
+        copy / "setup.yml", copy / "changes.yml",
+        cwd=other, ANSIBLE_COLLECTIONS_PATH=str(no_collections),
+    )  # fmt: skip
     for host in ("client1", "server1"):
         wanted = delta(facts(states["start"][host]), facts(states["failure"][host]))
         assert wanted, f"the test changed nothing on {host}?"
         assert delta(fresh_start[host], state(fresh_lab, host)) == wanted, host
 
-    proc = run(BIN / "pytest-mh-ansible", "replay", ".", "--revert", "--secrets", "secrets.yml", cwd=export)
+    proc = run(BIN / "pytest-mh-ansible", "replay", copy, "--revert", "--secrets", copy / "secrets.yml", cwd=other)
     assert "revert.yml: ok=" in proc.stdout
     for host in ("client1", "server1"):
         assert delta(fresh_start[host], state(fresh_lab, host)) == {}, host
