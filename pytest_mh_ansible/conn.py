@@ -196,6 +196,7 @@ class Connection:
         raise_on_error: bool = True,
         become: bool | None = None,
         become_user: str | None = None,
+        silent: bool = False,
     ) -> ProcessResult:
         """Run a shell command on the host.
 
@@ -207,6 +208,7 @@ class Connection:
         :param raise_on_error: Raise :class:`ProcessError` on a non-zero exit code.
         :param become: Run with privilege escalation; None follows the host's ``ansible_become``.
         :param become_user: Become this user (implies ``become`` unless it is False).
+        :param silent: Log neither the command nor its output (pytest-mh's ``ProcessLogLevel.Silent``).
         :returns: The result; with ``raise_on_error`` only successful ones.
         :raises ProcessError: The command failed and ``raise_on_error`` is set.
         :raises ProcessTimeoutError: The command overran ``timeout``.
@@ -222,7 +224,8 @@ class Connection:
                 full, input=data, become=become, become_user=become_user, timeout=timeout
             )
         except Exception as exc:
-            logger.debug("%s: %s failed after %.3f s: %s", self.host, masked, time.monotonic() - started, exc)
+            if not silent:
+                logger.debug("%s: %s failed after %.3f s: %s", self.host, masked, time.monotonic() - started, exc)
             raise
         result = ProcessResult(
             rc=rc,
@@ -231,11 +234,12 @@ class Connection:
             command=command,
             host=self.host,
         )
-        logger.debug("%s: %s -> rc=%d in %.3f s", self.host, masked, rc, time.monotonic() - started)
+        if not silent:
+            logger.debug("%s: %s -> rc=%d in %.3f s", self.host, masked, rc, time.monotonic() - started)
         if self._observer is not None:
             self._observer(full, input if isinstance(input, str) else None, result, become, become_user)
         level = logging.DEBUG if rc != 0 else OUTPUT_LEVEL
-        if logger.isEnabledFor(level) and (result.stdout or result.stderr):
+        if not silent and logger.isEnabledFor(level) and (result.stdout or result.stderr):
             logger.log(
                 level,
                 "%s: stdout:\n%s\nstderr:\n%s",

@@ -325,3 +325,34 @@ def test_compat_fixture__pytest_mh_members(tmp_path: Path) -> None:
     config.logger.flush("passed")
     written = (tmp_path / "tests/tests/test_a/test_a[two]/setup.log").read_text()
     assert "SETUP :: tests/test_a.py::test_a[two]" in written
+
+
+# -- ProcessLogLevel.Silent -----------------------------------------------------------------------------
+class _Shell:
+    """Runs commands on this machine, as a connection plugin would on a host."""
+
+    def connect(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def exec(self, command: str, **options: Any) -> tuple[int, bytes, bytes]:
+        import subprocess
+
+        proc = subprocess.run(["/bin/sh", "-c", command], input=options.get("input"), capture_output=True, check=False)
+        return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_compat_conn__silent_commands_leave_nothing_in_the_logs(caplog: pytest.LogCaptureFixture) -> None:
+    from pytest_mh_ansible import Connection as ProjectConnection
+    from pytest_mh_ansible.compat.conn import Bash, HostConnection, ProcessLogLevel
+
+    conn = HostConnection(ProjectConnection("local", {}, transport=_Shell()), Bash(), host="local")
+    with caplog.at_level(1):
+        assert conn.run("echo s3cr3t-out", log_level=ProcessLogLevel.Silent).stdout == "s3cr3t-out"
+        assert conn.run("echo s3cr3t-cmd >&2; exit 3", log_level=ProcessLogLevel.Silent, raise_on_error=False).rc == 3
+    assert "s3cr3t" not in caplog.text
+    with caplog.at_level(1):
+        conn.run("echo l0ud")
+    assert "l0ud" in caplog.text

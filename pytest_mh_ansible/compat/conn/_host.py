@@ -356,6 +356,7 @@ class HostConnection(Connection[HostProcess, ProcessResult[ProcessError]]):
                 raise_on_error=False,
                 become=become,
                 become_user=become_user,
+                silent=process.log_level is ProcessLogLevel.Silent,
             )
         except _ProjectProcessTimeoutError as err:
             return ProcessTimeoutError(err.timeout, *where, err.stdout, err.stderr, host=self.host)
