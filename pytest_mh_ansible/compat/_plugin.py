@@ -164,10 +164,18 @@ class MultihostPlugin:
             return multihost.domain(domain).create_host(multihost.domain(domain).host_confdict(name))
 
         def make_role(mh: ProjectFixture, role: str, host: ProjectHost) -> ProjectRole[Any]:
-            if isinstance(host, CompatHost):
+            if not isinstance(host, CompatHost):
+                return registry.role_class(role)(mh, role, host)
+            if host.role == role:
                 made: ProjectRole[Any] = host.mh_domain.create_role(mh, host)
                 return made
-            return registry.role_class(role)(mh, role, host)
+            # A host in several inventory groups without mh_role: the topology took it in another of them.
+            classes = host.mh_domain.role_to_role_class
+            cls = classes.get(role, classes.get("*"))
+            if cls is None:
+                raise ValueError(f"{type(host.mh_domain).__name__}.role_to_role_class: no class for role {role!r}")
+            other: ProjectRole[Any] = cls(mh, role, host)
+            return other
 
         registry.factories(host=make_host, role=make_role)
 

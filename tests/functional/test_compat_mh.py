@@ -132,3 +132,36 @@ def test_compat_mh__members_fixtures_logger_and_plugin_as_in_pytest_mh(suite: py
     assert "MIDDLE :: test_suite.py::test_members[client]" in text
     assert "inside" in text
     assert "Answer: 42" in text
+
+
+def test_compat_mh__a_host_in_several_groups_gets_the_role_class_of_the_slot_it_fills(
+    suite: pytest.Pytester,
+) -> None:
+    suite.makefile(
+        ".ini",
+        hosts=textwrap.dedent(f"""\
+            [extra]
+            client1 {LOCAL}
+
+            [client]
+            client1
+
+            [all:vars]
+            mh_domain=app
+        """),
+    )
+    suite.makepyfile(
+        test_suite=textwrap.dedent("""\
+            import pytest
+            from pytest_mh import Topology, TopologyDomain, TopologyMark
+
+            CLIENT = TopologyMark("client", Topology(TopologyDomain("app", client=1)),
+                                  fixtures=dict(client="app.client[0]"))
+
+            @pytest.mark.topology(CLIENT)
+            def test_role(client):
+                assert (type(client).__name__, client.role, client.host.role) == ("Client", "client", "extra")
+        """)
+    )
+    result = suite.runpytest_subprocess("-p", "pytest_mh_ansible.compat.plugin", "-i", "hosts.ini")
+    result.assert_outcomes(passed=1)
