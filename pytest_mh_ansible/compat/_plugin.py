@@ -19,6 +19,7 @@ import pytest
 from .._private.options import choice_option
 from .._private.reporting.artifacts import artifacts_root
 from .._private.stash import FIXTURE_KEY, SESSION_KEY
+from ._topology import Topology
 from .artifacts import MultihostArtifactsMode
 from .itemdata import MULTIHOST_KEY, MultihostItemData
 from .logger import MultihostLogger
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from .. import MultihostFixture as ProjectFixture
     from .. import MultihostHost as ProjectHost
     from .. import MultihostRole as ProjectRole
-    from .. import Registry, Topology
+    from .. import Registry
     from .config import MultihostConfig
 
 __all__ = ["PLUGIN_NAME", "MultihostPlugin", "pytest_addoption", "pytest_configure", "register"]
@@ -134,9 +135,7 @@ class MultihostPlugin:
             artifacts_compression=self.mh_compress_artifacts,
         )
         self._pytest_config.stash[MULTIHOST_KEY] = self.multihost
-        from_config = getattr(_topology_class(), "FromMultihostConfig", None)
-        if callable(from_config):
-            self.topology = from_config(self.confdict)
+        self.topology = Topology.FromMultihostConfig(self.confdict)
 
     def sigint_handler(self, sig: int, frame: Any) -> None:
         """pytest-mh's Ctrl-C handler; the project's interrupt handling is installed instead, this acts as Ctrl-C."""
@@ -284,12 +283,6 @@ class MultihostPlugin:
         data = MultihostItemData.GetData(inner)
         if data is not None and data.topology_mark is not None:
             extra.setdefault("pytest-mh", {})["Topology"] = data.topology_mark.name
-
-
-def _topology_class() -> type[Topology]:
-    from .. import Topology
-
-    return Topology
 
 
 def _utilities_status(

@@ -56,7 +56,8 @@ CONFTEST = textwrap.dedent("""\
     def pytest_sessionfinish(session):
         plugin = session.config.pluginmanager.get_plugin("MultihostPlugin")
         print("PLUGIN", type(plugin).__name__, plugin.mh_collect_artifacts, plugin.mh_compress_artifacts,
-              plugin.pytest_session is session, [h.hostname for h in plugin.required_hosts])
+              plugin.pytest_session is session, [h.hostname for h in plugin.required_hosts],
+              "app" in plugin.topology)
 """)
 
 TESTS = textwrap.dedent("""\
@@ -125,7 +126,7 @@ def test_compat_mh__members_fixtures_logger_and_plugin_as_in_pytest_mh(suite: py
         "--mh-lazy-ssh",
     )
     result.stdout.fnmatch_lines(["*test_members?client? PASSED*", "*test_custom_status?client? KNOWN ISSUE*"])
-    result.stdout.fnmatch_lines(["*PLUGIN MultihostPlugin always True True ?'client1'?"])
+    result.stdout.fnmatch_lines(["*PLUGIN MultihostPlugin always True True ?'client1'? True"])
     result.stdout.fnmatch_lines(["*1 passed, 1 known*"])  # the utility's own word for the failed test
     split = suite.path / "art" / "tests" / "test_suite" / "test_members[client]" / "middle.log"
     text = split.read_text()
