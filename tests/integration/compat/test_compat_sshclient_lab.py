@@ -58,13 +58,13 @@ _NUMBERS = itertools.count(1)
 
 @pytest.fixture
 def make_user(root: SSHClient) -> Iterator[Callable[..., User]]:
-    """Creates users with a home and a password (``sudo=True``: may sudo with it); all removed after the test."""
+    """Creates users with a home, a login shell and a password (``sudo=True``: may sudo with it); removed after."""
     made: list[str] = []
 
-    def make(*, sudo: bool = False) -> User:
+    def make(*, sudo: bool = False, shell: str = "/bin/bash") -> User:
         name = f"mhssh{next(_NUMBERS)}"
         password = f"Pw-{random.token_hex(8)}"
-        root.exec(["useradd", "--create-home", "--shell", "/bin/bash", name])
+        root.exec(["useradd", "--create-home", "--shell", shell, name])
         made.append(name)
         root.run("chpasswd", input=f"{name}:{password}\n")
         if sudo:
@@ -255,8 +255,12 @@ def test_async_run_cat_fed_through_stdin(address: str, make_user: Callable[..., 
         assert not process.in_progress
 
 
-def test_sleep_ended_by_send_signal(address: str, root: SSHClient, make_user: Callable[..., User]) -> None:
-    user, password = make_user()
+@pytest.mark.parametrize("login_shell", ["/bin/bash", "/bin/sh"])
+def test_sleep_ended_by_send_signal(
+    address: str, root: SSHClient, make_user: Callable[..., User], login_shell: str
+) -> None:
+    # The pid line and the kill run in the user's login shell: bash, and dash (Debian's /bin/sh).
+    user, password = make_user(shell=login_shell)
     with SSHClient(address, user=user, password=password) as ssh:
         process = ssh.async_run("sleep 30")
         start = time.monotonic()
