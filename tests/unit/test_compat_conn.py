@@ -154,6 +154,11 @@ def test_compat_conn__create_process_makes_a_process_that_runs_on_run(conn: Host
         process.wait()
     assert process.run() is process
     assert process.wait().stdout == "1"
+    # blocking_call only changes the log, as in pytest-mh: the process is live all the same.
+    blocking = conn.create_process(command="cat", log_level=ProcessLogLevel.Full, blocking_call=True).run()
+    blocking.stdin.write("live\n")
+    assert next(blocking.stdout) == "live"
+    assert blocking.wait().stdout == "live"
 
 
 def test_compat_conn__silent_commands_log_nothing(conn: HostConnection, caplog: pytest.LogCaptureFixture) -> None:

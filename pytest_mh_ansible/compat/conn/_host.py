@@ -70,8 +70,9 @@ class HostProcess(Process[ProcessResult[ProcessError], WriterInput, ProcessTimeo
     ``async_run`` gives a live one: its script runs on a channel of the host's own connection
     (the ssh plugin's ControlMaster, the paramiko plugin's client, a local subprocess), with
     stdin, stdout and stderr open while it runs, and ``send_signal`` delivered with ``kill`` on
-    the host to the command's process group. ``run`` gives a blocking one, which runs the whole
-    command through this project's transport (its fastest path) when started.
+    the host to the command's process group. :meth:`HostConnection.run` marks its process
+    ``at_once``: started, it runs the whole command through this project's transport (its fastest
+    path), and waiting only hands the result over.
     """
 
     def __init__(
@@ -95,6 +96,7 @@ class HostProcess(Process[ProcessResult[ProcessError], WriterInput, ProcessTimeo
         self._stdout: OutputLines | None = None
         self._stderr: OutputLines | None = None
         self._open = False
+        self.at_once = False
 
     # -- streams ---------------------------------------------------------------------------------
     @property
@@ -126,7 +128,7 @@ class HostProcess(Process[ProcessResult[ProcessError], WriterInput, ProcessTimeo
 
     # -- life ------------------------------------------------------------------------------------
     def _run(self) -> None:
-        if self.blocking_call:
+        if self.at_once:
             self._finished = self._connection._run_at_once(self, self._become, self._become_user, self._unified)
             self._open = True
             return
@@ -310,6 +312,7 @@ class HostConnection(Connection[HostProcess, ProcessResult[ProcessError]]):
         )
         if timeout is not None:
             process.timeout = timeout
+        process.at_once = True
         process.run()
         return process.wait(raise_on_error=raise_on_error, timeout=0)
 
