@@ -8,6 +8,7 @@ runs the same on real sshd hosts.
 from __future__ import annotations
 
 import gc
+import importlib
 import inspect
 import logging
 import re
@@ -23,6 +24,7 @@ import pytest
 from paramiko.common import MSG_CHANNEL_REQUEST
 
 from pytest_mh_ansible._private.secrets import MASK, secrets
+from pytest_mh_ansible.compat import _alias
 from pytest_mh_ansible.compat.conn import (
     Bash,
     Connection,
@@ -232,6 +234,13 @@ def test_ssh__public_names_are_pytest_mhs() -> None:
     assert issubclass(SSHAuthenticationError, ConnectionError)
     assert issubclass(SSHProcessError, ProcessError)
     assert issubclass(SSHProcessTimeoutError, ProcessTimeoutError)
+
+
+def test_ssh__served_as_pytest_mh_conn_ssh() -> None:
+    _alias.install()
+    served = importlib.import_module("pytest_mh.conn.ssh")
+    assert served.SSHClient is SSHClient
+    assert served.SSHAuthenticationError is SSHAuthenticationError
 
 
 def test_ssh__client_signature_is_pytest_mhs() -> None:
