@@ -8,13 +8,15 @@ parametrized as usual (same node ids) and skipped with the reason.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from . import hookspecs
+from ._private import alias, pytest_mh_cli
 from ._private.ansible.executor_choice import EXECUTORS
 from ._private.options import add_flag, add_lines_ini, add_repeatable, option_or_ini
 from ._private.parallel import hooks as parallel
@@ -47,7 +49,8 @@ PARAM = "mh_topology_mark"
 POOL_PARAM = "mh_pool"
 
 NO_INVENTORY = (
-    "no Ansible inventory given: use -i/--mh-inventory PATH, the ini option mh_inventory or ANSIBLE_INVENTORY"
+    "no Ansible inventory given: use -i/--mh-inventory PATH, --mh-config MHC (pytest-mh's host file), "
+    "the ini option mh_inventory or ANSIBLE_INVENTORY"
 )
 
 
@@ -56,8 +59,12 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("mh-ansible", "pytest-mh-ansible: multi-host tests on Ansible inventories")
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    # The options pytest-mh declares too wait until it is known whether the real pytest-mh is registered.
+    held = pytest_mh_cli.HeldOptions(
+        parser.getgroup("mh-ansible", "pytest-mh-ansible: multi-host tests on Ansible inventories")
+    )
+    group = cast(pytest.OptionGroup, held)
     inventory_help = (
         "Ansible inventory source, as ansible's -i: a file (INI, YAML, JSON), a directory, a script, "
         "an inventory plugin config or a host list 'h1,h2,'. Repeatable."
@@ -119,6 +126,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parallel.addoption(group)
     reporting.addoption(group, parser)
+    pytest_mh_cli.add_options(group)
+    pytest_mh_cli.hold(parser, held, pluginmanager)
     crash_check.addini(parser)
     parser.addini("mh_inventory", "Ansible inventory sources (used when -i is not given).", type="args", default=[])
     parser.addini("mh_vault_password_file", "Vault password file for the inventory.", default="")
@@ -151,9 +160,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_load_initial_conftests(
     early_config: pytest.Config, args: list[str], parser: pytest.Parser
 ) -> Generator[None, None, None]:
-    """Before conftests and other plugins look at it: the rootdir and ini file pytest picks without ``-i PATH``."""
+    """Before conftests and other plugins look at it: the rootdir and ini file pytest picks without ``-i PATH``.
+
+    Also before conftests: ``import pytest_mh`` finds the compatibility layer where no real pytest-mh
+    is installed. After them: pytest-mh's options are this plugin's unless a conftest registered the
+    real pytest-mh.
+    """
     restore_setup(early_config, args, parser)
-    return (yield)
+    alias.install(first=False)
+    result = yield
+    pytest_mh_cli.release(parser, early_config.pluginmanager)
+    return result
 
 
 # -- configuration --------------------------------------------------------------------------------
@@ -191,6 +208,10 @@ def _role_groups(config: pytest.Config) -> dict[str, str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if pytest_mh_cli.real_plugin(config.pluginmanager) is not None:
+        # The suite runs on the real pytest-mh (registered by its conftest or -p pytest_mh): stand aside.
+        config.pluginmanager.unregister(sys.modules[__name__])
+        return
     config.addinivalue_line(
         "markers",
         "topology(mark | known_topology | group | [marks] | name, topology, *, controller, fixtures | role=count): "
@@ -205,6 +226,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "mh_unreverted(mode): 'fail' or 'warn' for this test, overriding the ini option mh_unreverted: what a "
         "change without an inverse does (pytest-mh-ansible).",
     )
+    config.addinivalue_line(
+        "markers",
+        "preferred_topology(topology): of the test's topologies run only this one (a known topology, a topology "
+        "mark or a name), unless --mh-topology or --mh-ignore-preferred-topology is given (pytest-mh).",
+    )
     reporting.register_markers(config)
     config.stash[FIXTURES_KEY] = set()
     secrets.set_name_patterns([str(p) for p in config.getini("mh_secret_vars")])
@@ -213,6 +239,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if lab_spec:
         lab_inventory = _lab_up(config, lab_spec)
         given.append((lab_inventory, lab_inventory))
+    from_mhc = pytest_mh_cli.mhc_inventory(config)
+    if from_mhc is not None:
+        given.append(from_mhc)
     sources = [source for source, _ in given]
     if not sources:
         config.stash[NO_INVENTORY_KEY] = NO_INVENTORY
@@ -334,7 +363,12 @@ def _lab_up(config: pytest.Config, spec: str) -> str:
     return str(lab.inventory_path)
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    return pytest_mh_cli.mhc_header(config)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
+    pytest_mh_cli.remove_mhc_inventory(config)
     lab = config.stash.get(LAB_KEY, None)
     if lab is not None:
         del config.stash[LAB_KEY]
@@ -467,6 +501,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     only = set(config.getoption("mh_topology") or [])
     never = set(config.getoption("mh_not_topology") or [])
     exact = bool(config.getoption("mh_exact_topology"))
+    # as pytest-mh: --mh-topology and --mh-ignore-preferred-topology run every topology a test names
+    preferred_only = not only and not config.getoption("mh_ignore_preferred_topology")
     if only:
         _check_topology_names(only, items)
     kept: list[pytest.Item] = []
@@ -479,6 +515,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if pool is not None:
             item.stash[POOL_KEY] = pool
         if (only and (mark is None or mark.name not in only)) or (mark is not None and mark.name in never):
+            deselected.append(item)
+            continue
+        if mark is not None and preferred_only and pytest_mh_cli.preferred_topology(item) not in (None, mark.name):
             deselected.append(item)
             continue
         if mark is not None:

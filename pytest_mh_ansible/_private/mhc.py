@@ -1,14 +1,15 @@
-"""``convert-mhc``: a pytest-mh ``mhc.yaml`` as an Ansible YAML inventory (domains, roles, connections)."""
+"""A pytest-mh ``mhc.yaml`` as an Ansible inventory: ``convert-mhc`` writes it, ``--mh-config`` reads it directly."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
 
-__all__ = ["Conversion", "VaultValue", "convert_mhc", "dump_inventory"]
+__all__ = ["Conversion", "VaultValue", "convert_mhc", "dump_inventory", "read_mhc"]
 
 _TOP_KEYS = {"config", "domains"}
 _DOMAIN_KEYS = {"id", "hosts", "config"}
@@ -17,6 +18,8 @@ _SSH_KEYS = {"type", "host", "port", "username", "user", "password", "private_ke
 _CONTAINER_KEYS = {"type", "container", "user", "sudo", "sudo_password", "timeout"}
 _CONTAINER_PLUGINS = {"podman": "containers.podman.podman", "docker": "community.docker.docker"}
 _NO_HOST_KEY_CHECKING = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
+_OS_FAMILIES = ("linux", "windows")
+_ARTIFACT_PHASES = ("pytest_setup", "pytest_teardown", "test")  # what pytest-mh 1.0.30 accepts in a host's artifacts
 PYTEST_MH_DEFAULT_PASSWORD = "Secret123"
 
 
@@ -45,7 +48,10 @@ def convert_mhc(
     Domains become groups that set ``mh_domain``; roles become groups (and ``mh_role``); ``conn``
     becomes ``ansible_*`` connection variables; ``config`` becomes ``mh_config`` (a domain's
     ``mh_domain_config``, the top level's ``mh_multihost_config``); ``artifacts`` ``mh_artifacts``;
-    ``os.family`` ``mh_os_family``. Unknown keys are named in :attr:`Conversion.warnings`.
+    ``os.family`` ``mh_os_family``. Every other key is kept as pytest-mh keeps it in its
+    ``confdict`` (suites read their own keys there, such as a top-level ``provisioned_topologies``):
+    the top level's in ``mh_multihost_keys`` on ``all``, a domain's in ``mh_domain_keys`` on its
+    group, a host's in ``mh_host_keys``. What has no equivalent is named in :attr:`Conversion.warnings`.
 
     :param source: The file's name, for messages.
     :param encrypt: Encrypts passwords (as vault values); None keeps them in plain text.
@@ -61,9 +67,10 @@ def convert_mhc(
     conversion = Conversion({"all": {}})
     warn = conversion.warnings.append
     top = conversion.inventory["all"]
-    _unknown(data, _TOP_KEYS, source, warn)
     if data.get("config"):
         top["vars"] = {"mh_multihost_config": dict(data["config"])}
+    if extra := _extra(data, _TOP_KEYS):
+        top.setdefault("vars", {})["mh_multihost_keys"] = extra
     top["children"] = {}
     domain_groups: dict[str, dict[str, Any]] = {}
     role_groups: dict[str, dict[str, Any]] = {}
@@ -78,7 +85,6 @@ def convert_mhc(
         where = f"{source}: domains[{d_index}]"
         if not isinstance(domain, Mapping) or not domain.get("id") or not isinstance(domain.get("hosts"), list):
             raise ValueError(f"{where}: a domain needs 'id' and a list 'hosts'")
-        _unknown(domain, _DOMAIN_KEYS, where, warn)
         domain_id = str(domain["id"])
         group_name = domain_id if domain_id not in roles else f"{domain_id}_domain"
         if group_name != domain_id:
@@ -86,13 +92,14 @@ def convert_mhc(
         group = domain_groups.setdefault(group_name, {"vars": {"mh_domain": domain_id}, "hosts": {}})
         if domain.get("config"):
             group["vars"]["mh_domain_config"] = dict(domain["config"])
+        if extra := _extra(domain, _DOMAIN_KEYS):
+            group["vars"]["mh_domain_keys"] = extra
         for h_index, host in enumerate(domain["hosts"]):
             here = f"{where}.hosts[{h_index}]"
             if not isinstance(host, Mapping) or not host.get("hostname") or not host.get("role"):
                 raise ValueError(f"{here}: a host needs 'hostname' and 'role'")
             name = str(host["hostname"])
             role = str(host["role"])
-            _unknown(host, _HOST_KEYS, f"{here} ({name})", warn)
             hostvars: dict[str, Any] = {"mh_role": role}
             hostvars.update(
                 _connection(
@@ -107,11 +114,15 @@ def convert_mhc(
             )
             family = (host.get("os") or {}).get("family") if isinstance(host.get("os"), Mapping) else None
             if family:
+                if str(family).lower() not in _OS_FAMILIES:
+                    raise ValueError(f"{here} ({name}).os.family: {family!r} is not one of {', '.join(_OS_FAMILIES)}")
                 hostvars["mh_os_family"] = str(family).lower()
             if host.get("config"):
                 hostvars["mh_config"] = dict(host["config"])
             if host.get("artifacts"):
-                hostvars["mh_artifacts"] = host["artifacts"]
+                hostvars["mh_artifacts"] = _artifacts(host["artifacts"], f"{here} ({name}).artifacts")
+            if extra := _extra(host, _HOST_KEYS):
+                hostvars["mh_host_keys"] = extra
             group["hosts"][name] = hostvars
             role_groups.setdefault(role, {"hosts": {}})["hosts"][name] = None
     top["children"].update(domain_groups)
@@ -180,6 +191,23 @@ def _connection(
     return out
 
 
+def _extra(data: Mapping[str, Any], known: set[str]) -> dict[str, Any]:
+    """The keys of ``data`` that have no inventory equivalent, kept as they are."""
+    return {str(key): value for key, value in data.items() if key not in known}
+
+
+def _artifacts(value: Any, where: str) -> Any:
+    """A host's ``artifacts``, checked as pytest-mh checks it: a list of paths, or a mapping by phase."""
+    if isinstance(value, Mapping):
+        wrong = [str(key) for key in value if key not in _ARTIFACT_PHASES]
+        if wrong:
+            raise ValueError(f"{where}: unknown phase {wrong[0]!r} (pytest-mh knows {', '.join(_ARTIFACT_PHASES)})")
+        return {str(key): list(paths or []) for key, paths in value.items()}
+    if isinstance(value, list):
+        return value
+    raise ValueError(f"{where}: a list of paths or a mapping by phase is needed, got {value!r}")
+
+
 def _unknown(data: Mapping[str, Any], known: set[str], where: str, warn: Callable[[str], None]) -> None:
     for key in data:
         if key not in known:
@@ -208,3 +236,18 @@ def dump_inventory(conversion: Conversion, source: str) -> str:
     header += [f"# warning: {line}" for line in conversion.warnings]
     body = yaml.dump(conversion.inventory, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
     return "\n".join(header) + "\n" + body
+
+
+def read_mhc(path: Path, *, source: str) -> Conversion:
+    """Read and convert an ``mhc.yaml`` as pytest-mh would use it (``--mh-config``): host keys never checked.
+
+    :param source: The path as the user wrote it, for messages.
+    :raises ValueError: The file cannot be read or is not a pytest-mh configuration (one line naming it).
+    """
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ValueError(f"{source}: cannot be read: {err.strerror or err}") from None
+    except yaml.YAMLError as err:
+        raise ValueError(f"{source}: not YAML: {' '.join(str(err).split())}") from None
+    return convert_mhc(data, source=source, host_key_checking=False)

@@ -1,9 +1,13 @@
 """pytest-mh's public API on pytest-mh-ansible: existing pytest-mh suites run unchanged on an Ansible inventory.
 
-Opt in with ``-p pytest_mh_ansible.compat.plugin`` (``addopts`` in ``pytest.ini``): then
-``import pytest_mh`` (and ``pytest_mh.conn``, ``pytest_mh.cli``, ``pytest_mh.utils.fs``, ...) gives
-this package. Without it nothing changes, and a real pytest-mh installed beside stays importable.
-See ``docs/migrating-from-pytest-mh.md`` for every name and its status.
+Where no real pytest-mh is installed, ``import pytest_mh`` (and ``pytest_mh.conn``, ``pytest_mh.cli``,
+``pytest_mh.utils.fs``, ...) gives this package, and a suite that registers ``pytest_mh`` as a plugin
+gets this layer's plugin with it. Where one is installed, it is used, unless the layer is asked for
+with ``-p pytest_mh_ansible.compat.plugin``. See ``docs/migrating-from-pytest-mh.md`` for every
+name and its status.
+
+PYTEST_DONT_REWRITE: suites import ``pytest_mh`` before their ``pytest_plugins`` registers it, and
+pytest would warn that it can no longer rewrite the asserts of this package (as pytest-mh, it says so).
 
 Example (a pytest-mh suite's conftest.py, unchanged)::
 
@@ -76,6 +80,10 @@ def mh_fixture(fixture_function: Callable[..., Any] | None = None, *, scope: str
         return pytest.fixture
     return pytest.fixture(fixture_function)
 
+
+# A suite registers pytest-mh with pytest_plugins = ("pytest_mh",) or -p pytest_mh; where that name is
+# this package, pytest then registers the layer's plugin too (pytest reads this from every plugin module).
+pytest_plugins = ("pytest_mh_ansible.compat.plugin",)
 
 __all__ = [
     "BackupTopologyController",

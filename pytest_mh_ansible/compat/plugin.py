@@ -1,4 +1,6 @@
-"""The pytest-mh compatibility plugin: ``-p pytest_mh_ansible.compat.plugin`` (opt-in, see docs).
+"""The pytest-mh compatibility plugin: where pytest-mh is not installed, a suite that registers ``pytest_mh`` gets it.
+
+Where pytest-mh is installed too, ``-p pytest_mh_ansible.compat.plugin`` asks for it (see docs).
 
 Loading it serves the ``pytest_mh`` import name from this layer, registers pytest-mh's plugin
 object (:class:`~pytest_mh_ansible.compat.MultihostPlugin`, so that ``pytest_plugin_registered``
@@ -18,8 +20,20 @@ from .fixtures import mh_config, mh_logger
 
 __all__ = ["mh_config", "mh_logger"]
 
+# Asked before the hook goes first (then it hides the real one). Said once in the header, never as a
+# warning: a suite's filterwarnings = error would turn a warning into a failure to load this plugin.
+_REAL_PYTEST_MH_TOO = _alias.real_pytest_mh_installed()
 # First: the layer wins over an installed pytest-mh while this plugin is loaded.
 _alias.install()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    if not _REAL_PYTEST_MH_TOO:
+        return []
+    return [
+        "mh-ansible compat: pytest-mh is installed too; in this run 'import pytest_mh' is pytest-mh-ansible's "
+        "compatibility layer (-p pytest_mh_ansible.compat.plugin)"
+    ]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -6,13 +6,16 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from pytest_mh_ansible._private.ansible.inventory import Inventory
 from pytest_mh_ansible._private.cli import main
+from pytest_mh_ansible._private.mhc import convert_mhc, read_mhc
 
 MHC = """\
 config:
   suite: example
+provisioned_topologies: [ldap]
 domains:
 - id: test
   config: {realm: EXAMPLE}
@@ -69,9 +72,12 @@ def test_mhc__domains_roles_connections_and_config_as_ansible_reads_them(
     )  # fmt: skip
     assert (box.variables["ansible_connection"], box.variables["ansible_host"]) == ("containers.podman.podman", "box1")
     assert dock.variables["ansible_connection"] == "community.docker.docker"
-    assert "unknown key 'color' not converted" in err
+    # keys without an inventory equivalent are kept, as pytest-mh keeps them in its confdict
+    assert v["mh_host_keys"] == {"color": "blue"}
+    assert v["mh_multihost_keys"] == {"provisioned_topologies": ["ldap"]}
+    assert "color" not in err
     assert "'sudo'" in err
-    assert "unknown key 'color'" in out.read_text().splitlines()[1]
+    assert any("'sudo'" in line for line in out.read_text().splitlines() if line.startswith("# warning:"))
 
 
 def test_mhc__passwords_as_vault_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -112,3 +118,34 @@ def test_mhc__bad_file_is_one_line_naming_it(tmp_path: Path, capsys: pytest.Capt
     err = capsys.readouterr().err
     assert "mhc.yaml: domains[0].hosts[0] (client1).conn: unknown connection type 'winrm'" in err
     assert "Traceback" not in err
+
+
+def test_mhc__artifacts_and_os_family_checked_as_pytest_mh_does(tmp_path: Path) -> None:
+    def convert(host: str) -> dict[str, object]:
+        data = yaml.safe_load(f"domains:\n- id: app\n  hosts:\n  - {{hostname: c1, role: client, {host}}}\n")
+        conversion = convert_mhc(data, source="mhc.yaml")
+        hostvars: dict[str, object] = conversion.inventory["all"]["children"]["app"]["hosts"]["c1"]
+        return hostvars
+
+    assert convert("artifacts: {pytest_setup: [/a], pytest_teardown: [/b], test: [/c]}")["mh_artifacts"] == {
+        "pytest_setup": ["/a"], "pytest_teardown": ["/b"], "test": ["/c"],
+    }  # fmt: skip
+    assert convert("os: {family: Windows}")["mh_os_family"] == "windows"
+    with pytest.raises(ValueError, match=r"mhc.yaml: domains\[0\].hosts\[0\] \(c1\).artifacts: unknown phase 'later'"):
+        convert("artifacts: {later: [/a]}")
+    with pytest.raises(ValueError, match=r"\(c1\).artifacts: a list of paths or a mapping by phase is needed"):
+        convert("artifacts: /a")
+    with pytest.raises(ValueError, match=r"\(c1\).os.family: 'beos' is not one of linux, windows"):
+        convert("os: {family: beos}")
+
+
+def test_mhc__read_mhc_names_the_file_as_written(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"^conf/mhc.yaml: cannot be read: No such file or directory$"):
+        read_mhc(tmp_path / "missing.yaml", source="conf/mhc.yaml")
+    (tmp_path / "bad.yaml").write_text("domains: [\n")
+    with pytest.raises(ValueError, match=r"^bad.yaml: not YAML: "):
+        read_mhc(tmp_path / "bad.yaml", source="bad.yaml")
+    (tmp_path / "mhc.yaml").write_text(MHC)
+    conversion = read_mhc(tmp_path / "mhc.yaml", source="mhc.yaml")
+    server = conversion.inventory["all"]["children"]["test"]["hosts"]["server1"]
+    assert "StrictHostKeyChecking=no" in server["ansible_ssh_common_args"]  # pytest-mh never checks host keys

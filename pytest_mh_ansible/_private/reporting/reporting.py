@@ -175,6 +175,8 @@ class ReportingPlugin:
         self.config = config
         self.session = session
         self.mode = _mode(config)
+        # pytest-mh's --mh-collect-logs: when per-test logs are written (default: as the artifacts)
+        self.log_mode = str(config.getoption("mh_collect_logs", None) or self.mode)
         self.compress = bool(config.getoption("mh_compress_artifacts"))
         self.timeout = _default_timeout(config)
         base = config.invocation_params.dir
@@ -227,8 +229,9 @@ class ReportingPlugin:
             extra = artifact_patterns(mark.controller, phase, host)
             self._fetch(host, phase, self.root / "topologies" / mark.name / host.name, extra)
 
-    def _wanted(self, failed: bool) -> bool:
-        return self.mode == "always" or (self.mode == "on-failure" and failed)
+    def _wanted(self, failed: bool, mode: str | None = None) -> bool:
+        mode = mode or self.mode
+        return mode == "always" or (mode == "on-failure" and failed)
 
     def _fetch(self, host: MultihostHost, phase: str, destination: Path, extra: Iterable[str] = ()) -> None:
         """Fetch ``host``'s artifacts of ``phase``; a failure is logged, never raised (it must not hide the test's)."""
@@ -472,7 +475,7 @@ class ReportingPlugin:
         lines = self.tap.end()
         if self._xdist_controller():
             return
-        wanted = nodeid not in self._skipped and self._wanted(self._failed.pop(nodeid, False))
+        wanted = nodeid not in self._skipped and self._wanted(self._failed.pop(nodeid, False), self.log_mode)
         self._skipped.discard(nodeid)
         if not wanted or nodeid not in self._host_tests:
             return
