@@ -93,6 +93,18 @@ def test_compat_conn__send_signal_reaches_every_process_of_a_script(conn: HostCo
     assert (result.rc, result.stdout_lines) == (7, ["ready", "got TERM"])
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="sudo to another user without a password needs root")
+def test_compat_conn__become_user_runs_the_live_command_as_that_user(conn: HostConnection) -> None:
+    process = conn.async_run("id -un; cat; echo done >&2", become_user="nobody")
+    process.stdin.write("x\n")
+    assert [next(process.stdout), next(process.stdout)] == ["nobody", "x"]  # sudo's success line is not shown
+    result = process.wait()
+    assert (result.stdout_lines, result.stderr_lines) == (["nobody", "x"], ["done"])
+    sleeper = conn.async_run("sleep 30", become_user="nobody")
+    sleeper.send_signal(signal.SIGTERM)  # kill as nobody, like the command
+    assert sleeper.wait(raise_on_error=False).rc == 143
+
+
 def test_compat_conn__with_block_waits_and_raises_on_error(conn: HostConnection, tmp_path: Path) -> None:
     done = tmp_path / "done"
     with conn.async_run(f"sleep 0.3; touch {done}") as process:
