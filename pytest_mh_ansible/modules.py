@@ -19,6 +19,9 @@ __all__ = ["ChangeRecorder", "HostModules", "ModuleResult"]
 _INTERRUPTED: Mapping[str, Any] = MappingProxyType(
     {"changed": True, "mh_interrupted": True, "msg": "interrupted while in flight; it may have changed the host"}
 )
+_FAILED: Mapping[str, Any] = MappingProxyType(
+    {"changed": True, "mh_failed": True, "msg": "failed; it may have changed the host before it did"}
+)
 _INTERNAL = "mh_ansible.rollback."  # the journal's own modules, never called by the user directly
 # Action plugins that choose their module from a fact (service_mgr, pkg_mgr) and, without the host's
 # facts, run the setup module first at every call (ansible-core calls it a "very expensive step").
@@ -98,7 +101,11 @@ class ChangeRecorder(Protocol):
     The rollback journal implements it. :meth:`prepare` runs before the call (it may save
     the state to restore), :meth:`arguments` may add arguments to the call (a module of
     ``mh_ansible.rollback`` that snapshots in the same call), then exactly one of :meth:`commit`
-    (the call succeeded) or :meth:`abort` (it failed or raised). Check-mode calls are never recorded.
+    (the call ran) or :meth:`abort` (the host could not be reached). Check-mode calls are never recorded.
+
+    A call that *failed* may have changed the host before it did (``user`` creates the account, then
+    refuses an ssh key type): it is committed with a result whose ``changed`` is True and whose
+    ``raw["mh_failed"]`` is True, so that its inverse is recorded as for a change.
 
     A call *interrupted* while in flight (Ctrl-C, SIGTERM, SIGHUP, a test timeout) may or may not
     have changed the host: it is committed with a result whose ``changed`` is True and whose
@@ -234,7 +241,14 @@ class HostModules:
             result = ModuleResult.from_raw(self._host.name, module, raw)
             if result.failed:
                 raise ModuleError(self._host.name, module, _describe_failure(result, merged, no_log), dict(result.raw))
-        except (ModuleError, HostUnreachableError):
+        except ModuleError:
+            # A module may fail half-way (a user created, then its key type refused): its inverse is
+            # recorded as for a change; one that changed nothing finds nothing to undo.
+            if recording:
+                assert self._recorder is not None
+                self._recorder.commit(token, ModuleResult.from_raw(self._host.name, module, _FAILED))
+            raise
+        except HostUnreachableError:
             if recording:
                 assert self._recorder is not None
                 self._recorder.abort(token)

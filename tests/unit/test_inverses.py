@@ -81,6 +81,11 @@ class _Host:
     ansible: _Modules = field(default_factory=_Modules)
 
 
+def _package_calls(host: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The module calls of an undo, without the journal's own snapshot of apt's marks file."""
+    return [call for call in host.ansible.calls if not call[0].startswith("mh_ansible.rollback.")]
+
+
 def _changed(module: str) -> ModuleResult:
     return ModuleResult.from_raw("server1", module, {"changed": True})
 
@@ -184,7 +189,7 @@ def test_recorder__latest_on_an_installed_package__not_reverted_never_reverted()
         "(a downgrade is not attempted)"
     ]
     assert journal.unreverted == [("test", journal.history[0])]
-    assert host.ansible.calls == []
+    assert _package_calls(host) == []
 
 
 def test_recorder__latest_installing_a_new_package__removed_and_upgrade_of_the_other_noted() -> None:
@@ -202,7 +207,7 @@ def test_recorder__latest_installing_a_new_package__removed_and_upgrade_of_the_o
         "state=latest may have upgraded tree (a downgrade is not attempted)"
     ]
     assert host.conn.commands[-1] == dpkg_purge("jq", "libjq1")  # its dependency too
-    assert host.ansible.calls == []
+    assert _package_calls(host) == []
     assert host.ansible.packages_changes == 1
 
 
@@ -218,7 +223,7 @@ def test_recorder__apt_install_purges_what_it_brought_and_reinstalls_what_it_rem
     recorder.commit(token, _changed("ansible.builtin.apt"))
     journal.close("test")
     assert host.conn.commands[-1] == dpkg_purge("gawk", "libsigsegv2")
-    assert host.ansible.calls == [("ansible.builtin.package", {"name": ["mawk"], "state": "present"})]
+    assert _package_calls(host) == [("ansible.builtin.package", {"name": ["mawk"], "state": "present"})]
     assert journal.history[-1] == "[server1] reverted: ansible.builtin.apt name=gawk"
 
 
@@ -242,7 +247,7 @@ def test_recorder__dpkg_refuses_the_purge__apt_get_purges_else_the_apt_module(rc
     journal.close("test")
     assert conn.commands[-2:] == [dpkg_purge("tree"), apt_purge("tree")]
     module = [("ansible.builtin.apt", {"name": ["tree"], "state": "absent", "purge": True})]
-    assert host.ansible.calls == ([] if rc == 0 else module)
+    assert _package_calls(host) == ([] if rc == 0 else module)
     assert host.ansible.packages_changes == (1 if rc == 0 else 0)
     assert journal.history[-1] == "[server1] reverted: ansible.builtin.apt name=tree"
 
@@ -305,6 +310,9 @@ class _ExitConn:
     def run(self, command: str, **kwargs: Any) -> _Out:
         self.commands.append(command)
         return next((out for key, out in self.probes.items() if key in command), _Out("", rc=self.rc))
+
+    def _mh_script(self, source: bytes, request: Any) -> tuple[int, bytes, bytes] | None:
+        return None  # no agent: the journal's snapshots are modules
 
 
 @pytest.mark.parametrize(
@@ -441,3 +449,90 @@ def test_snapshot__what_a_restore_could_not_put_back__reported_not_reverted() ->
             "left absent",
         )
     ]
+
+
+def test_recorder__packages_unreadable__not_revertible_never_purges_everything() -> None:
+    """An empty or failed listing would make every installed package look new: the change is reported."""
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    conn = _ExitConn(0, {"command -v dpkg-query": _Out(":dpkg:\n", rc=3)})
+    host: Any = _Host(conn=conn)  # type: ignore[arg-type]
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.apt", {"name": "tree"}, revert_paths=None)
+    recorder.commit(token, _changed("ansible.builtin.apt"))
+    journal.close("test")
+    assert not any("purge" in command for command in conn.commands)
+    assert journal.unreverted[0][1].endswith(
+        "the installed packages could not be read before the call (exit 3): not revertible"
+    )
+
+
+def test_recorder__a_held_package_removed__installed_and_held_again() -> None:
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    probes = {
+        "command -v dpkg-query": _Out(":dpkg:\nadduser\nhold:tree\nstates:0f\n"),
+        "dpkg-query -W": _Out("adduser\n"),
+        "md5sum": _Out("0f\n"),
+    }
+    conn = _ExitConn(0, probes)
+    host: Any = _Host(conn=conn)  # type: ignore[arg-type]
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.apt", {"name": "tree", "state": "absent"}, revert_paths=None)
+    recorder.commit(token, _changed("ansible.builtin.apt"))
+    journal.close("test")
+    assert _package_calls(host) == [("ansible.builtin.package", {"name": ["tree"], "state": "present"})]
+    assert conn.commands[-1] == "PATH=$PATH:/usr/sbin:/sbin; printf 'tree hold\\n' | dpkg --set-selections"
+
+
+def test_recorder__apt_changed_only_its_marks__caught_and_put_back() -> None:
+    """The apt module marks a package it was asked for manual and says "ok": the marks file is compared."""
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    probes = {
+        "command -v dpkg-query": _Out(":dpkg:\nadduser\nlibfoo\nstates:0f\n"),
+        "dpkg-query -W": _Out("adduser\nlibfoo\n"),
+        "md5sum": _Out("ab\n"),  # after the call: changed
+    }
+    host: Any = _Host(conn=_ExitConn(0, probes))  # type: ignore[arg-type]
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.apt", {"name": "libfoo"}, revert_paths=None)
+    recorder.commit(token, ModuleResult.from_raw("server1", "ansible.builtin.apt", {"changed": False}))
+    journal.close("test")
+    modules = [module for module, _ in host.ansible.calls]
+    assert modules == ["mh_ansible.rollback.snapshot", "mh_ansible.rollback.restore"]
+    assert host.ansible.calls[0][1]["paths"] == ["/var/lib/apt/extended_states"]
+    assert journal.history[-1] == "[server1] reverted: ansible.builtin.apt name=libfoo"
+
+
+def test_recorder__a_call_that_failed__its_inverse_runs_labelled_so() -> None:
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    host: Any = _Host(conn=_ExitConn(0, {}))  # type: ignore[arg-type]
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.copy", {"dest": "/etc/a.conf"}, revert_paths=None)
+    failed = ModuleResult.from_raw("server1", "ansible.builtin.copy", {"changed": True, "mh_failed": True})
+    recorder.commit(token, failed)
+    journal.close("test")
+    assert [module for module, _ in host.ansible.calls] == [
+        "mh_ansible.rollback.snapshot",
+        "mh_ansible.rollback.restore",
+    ]
+    assert journal.history[-1] == (
+        "[server1] reverted: ansible.builtin.copy dest=/etc/a.conf (failed: undone in case it changed the host "
+        "before it failed)"
+    )
+
+
+def test_recorder__sysctl__file_snapshotted_and_running_value_set_back() -> None:
+    journal = RollbackJournal()
+    recorder = JournalRecorder(journal)
+    conn = _ExitConn(0, {"p=/proc/sys/net/ipv4/ip_forward": _Out("0\n"), "cat /proc/sys": _Out("1\n")})
+    host: Any = _Host(conn=conn)  # type: ignore[arg-type]
+    journal.open("test")
+    args = {"name": "net.ipv4.ip_forward", "value": "1", "sysctl_set": True}
+    token = recorder.prepare(host, "ansible.posix.sysctl", args, revert_paths=None)
+    recorder.commit(token, _changed("ansible.posix.sysctl"))
+    journal.close("test")
+    assert host.ansible.calls[0][1]["paths"] == ["/etc/sysctl.conf"]
+    assert conn.commands[-1] == "PATH=$PATH:/usr/sbin:/sbin; sysctl -q -w net.ipv4.ip_forward=0"

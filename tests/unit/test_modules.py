@@ -271,12 +271,13 @@ def test_recorder__prepare_run_commit_in_order() -> None:
     assert recorder.prepared == [("server1", "ansible.builtin.copy", {"dest": "/etc/a", "content": "x"}, ["/etc/a"])]
 
 
-def test_recorder__failed_module_aborts() -> None:
+def test_recorder__failed_module__committed_as_a_possible_change() -> None:
+    """A module may fail half-way (a user made, then its key type refused): its inverse is recorded."""
     recorder = FakeRecorder(log=[])
     modules = _modules({"failed": True, "msg": "boom"}, recorder=recorder)
     with pytest.raises(ModuleError):
         modules.run("ansible.builtin.copy", dest="/etc/a", content="x")
-    assert recorder.log == ["prepare ansible.builtin.copy", "run ansible.builtin.copy", "abort token-1"]
+    assert recorder.log == ["prepare ansible.builtin.copy", "run ansible.builtin.copy", "commit token-1 changed=True"]
 
 
 def test_recorder__executor_exception_aborts() -> None:

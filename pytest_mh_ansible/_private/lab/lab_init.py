@@ -25,6 +25,7 @@ MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
 MS_NOEXEC = 8
+MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
@@ -104,6 +105,13 @@ def build_root(cfg: dict[str, Any]) -> None:
     mount("overlay", root, "overlay", 0, f"lowerdir=/,upperdir={cfg['upper']},workdir={cfg['work']}")
     pivot_root(root)
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    # The kernel's settings are the machine's, but for the network's (one per namespace): a host's
+    # sysctl -w kernel.pid_max (a module's, a test's) must fail, not change the machine under the lab.
+    proc_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    mount("/proc/sys", "/proc/sys", None, MS_BIND)
+    mount("/proc/sys", "/proc/sys", None, MS_BIND | MS_REMOUNT | MS_RDONLY | proc_flags)
+    mount("/proc/sys/net", "/proc/sys/net", None, MS_BIND)  # a bind keeps its source's read-only flag:
+    mount("/proc/sys/net", "/proc/sys/net", None, MS_BIND | MS_REMOUNT | proc_flags)  # writable again
     mount("sysfs", "/sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
     make_dev()
     mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=755")

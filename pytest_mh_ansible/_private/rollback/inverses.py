@@ -18,6 +18,7 @@ does it and reports why.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import shlex
@@ -25,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ...errors import RollbackError
 from ...rollback import RollbackJournal
 from . import accounts, snapshots
 from .service_state import service_state
@@ -87,6 +89,7 @@ class _Token:
     arguments: dict[str, Any] = field(default_factory=dict)  # added to the module call (a snapshot to take)
     undo: Callable[[ModuleResult | None], Callable[[], None] | None] | None = None
     unreverted: str | None = None  # what part of the change no inverse covers (set by the undo factory)
+    silent_change: Callable[[], bool] | None = None  # whether an unchanged call changed the host all the same
 
 
 class JournalRecorder:
@@ -132,6 +135,8 @@ class JournalRecorder:
             self._before_service(token)
         elif name in ("package", "apt", "dnf", "yum"):
             self._before_packages(token)
+        elif name == "sysctl":
+            self._before_sysctl(token)
         return token
 
     def arguments(self, token: object) -> Mapping[str, Any]:
@@ -139,22 +144,34 @@ class JournalRecorder:
         return token.arguments if isinstance(token, _Token) else {}
 
     def commit(self, token: object, result: ModuleResult) -> None:
+        failed = bool(result.raw.get("mh_failed"))
+        if failed and isinstance(token, _Token) and token.module in SELF_SNAPSHOTTING:
+            self.abort(token)  # the collection's own modules change nothing when they fail
+            return
         if isinstance(token, _Token) and token.arguments and not result.raw.get("snapshot"):
             token.snapshot = None  # the module dropped its snapshot itself (nothing changed)
+        if isinstance(token, _Token) and not result.changed and token.silent_change is not None:
+            with self.journal.internal():
+                silently = token.silent_change()
+            if silently:
+                result = dataclasses.replace(result, changed=True)
         if not isinstance(token, _Token) or not result.changed:
             self.abort(token)
             return
         operation = describe(token.module, token.args)
         if result.raw.get("mh_interrupted"):
             operation += " (interrupted in flight)"
+        if failed:
+            operation += " (failed: undone in case it changed the host before it failed)"
         undo = token.undo(result) if token.undo is not None else None
         if token.unreverted is not None:
             self.journal.note(token.host, f"not reverted: {operation}: {token.unreverted}")
         if undo is None:
             if token.unreverted is None:
+                what = "may have changed the host" if failed else "changed the host"
                 self.journal.note(
                     token.host,
-                    f"not reverted: {operation} changed the host and has no known inverse "
+                    f"not reverted: {operation} {what} and has no known inverse "
                     "(name revert_paths=[...] to snapshot what it changes)",
                 )
             return
@@ -309,6 +326,10 @@ class JournalRecorder:
                 f"whether service {name!r} starts at boot {why} before the call: only 'enabled' or 'disabled' "
                 "is put back, so that part is not reverted"
             )
+        if active_state == "failed" and token.args.get("state") in ("started", "restarted", "reloaded"):
+            token.unreverted = (
+                f"service {name!r} was failed before the call: the undo stops it (no failure is made up)"
+            )
         active = active_state in ("active", "activating", "reloading")
         module = (
             "ansible.builtin.systemd"
@@ -344,6 +365,40 @@ class JournalRecorder:
 
         token.undo = undo
 
+    # -- kernel settings ----------------------------------------------------------------------
+    def _before_sysctl(self, token: _Token) -> None:
+        """``sysctl``: its file snapshotted, the key's running value read (a missing key: nothing to set back)."""
+        host, key = token.host, str(token.args.get("name", ""))
+        if not key:
+            return
+        path = "/proc/sys/" + key.replace(".", "/")
+        out = host.conn.run(
+            f'p={shlex.quote(path)}; if [ -e "$p" ]; then cat "$p" || exit 3; else echo :absent:; fi',
+            raise_on_error=False,
+        )
+        if out.rc != 0:
+            token.unreverted = f"sysctl {key!r} could not be read before the call (exit {out.rc}): not revertible"
+            return
+        old = None if out.stdout.strip() == ":absent:" else " ".join(out.stdout.split())
+        self._snapshot(token, [str(token.args.get("sysctl_file") or "/etc/sysctl.conf")])
+        file_undo = token.undo
+
+        def undo(result: ModuleResult | None) -> Callable[[], None]:
+            restore_file = file_undo(result) if file_undo is not None else None
+
+            def revert() -> None:
+                if restore_file is not None:
+                    restore_file()
+                if old is None:
+                    return
+                now = host.conn.run(f"cat {shlex.quote(path)}", raise_on_error=False).stdout
+                if " ".join(now.split()) != old:
+                    host.conn.run(f"{_SBIN_PATH}sysctl -q -w {shlex.quote(f'{key}={old}')}")
+
+            return revert
+
+        token.undo = undo
+
     # -- packages -----------------------------------------------------------------------------
     def _before_packages(self, token: _Token) -> None:
         host = token.host
@@ -354,16 +409,31 @@ class JournalRecorder:
             return
         wanted = [str(n) for n in names]
         query = " ".join(shlex.quote(n) for n in wanted)
-        # dpkg: every installed package (the change's own and what apt adds or removes along with it);
-        # rpm: whether each named package is installed.
+        # dpkg: every installed package (the change's own and what apt adds or removes along with it),
+        # the held ones marked, and apt's marks file's checksum; rpm: whether each named package is installed.
         out = host.conn.run(
-            f"if command -v dpkg-query >/dev/null; then echo :dpkg:; {_DPKG_INSTALLED}; "
+            f"if command -v dpkg-query >/dev/null; then echo :dpkg:; {_DPKG_INSTALLED} || exit 3; "
+            f"md5sum {_APT_STATES} 2>/dev/null | cut -c1-32 | sed 's/^/states:/'; "
             f'else for p in {query}; do rpm -q "$p" >/dev/null 2>&1 && echo "$p"; done; fi',
             raise_on_error=False,
         )
         words = out.stdout.split()
         dpkg = ":dpkg:" in words
-        before = {w for w in words if w != ":dpkg:"}
+        if out.rc != 0 or (dpkg and not any(w.startswith(_INSTALLED) for w in words)):
+            # Never guessed: an empty "before" would make the undo purge every package of the host.
+            token.unreverted = (
+                f"the installed packages could not be read before the call (exit {out.rc}): not revertible"
+            )
+            return
+        before, held = _installed(words)
+        states_sum = next((w.removeprefix("states:") for w in words if w.startswith("states:")), "")
+        states_undo = None
+        if dpkg:
+            # apt's marks (auto-installed or not): the module may change them without a package change
+            # (apt-mark manual of a package it was asked for): snapshotted, put back byte for byte.
+            self._snapshot(token, [_APT_STATES])
+            states_undo = token.undo
+            token.silent_change = lambda: _states_sum(host) != states_sum
         state = str(token.args.get("state", "present"))
         upgraded = [n for n in wanted if n in before] if state == "latest" else []
         if upgraded:
@@ -371,11 +441,20 @@ class JournalRecorder:
             token.unreverted = f"state=latest may have upgraded {', '.join(upgraded)} (a downgrade is not attempted)"
 
         def undo(result: ModuleResult | None) -> Callable[[], None] | None:
+            marks = None
+            if states_undo is not None:
+                if _states_sum(host) != states_sum:
+                    marks = states_undo(result)
+                else:
+                    self.abort(token)  # apt's marks are as they were: the snapshot goes
             if dpkg:
                 # What the call installed (dependencies too) is purged, what it removed (reverse
                 # dependencies too) installed again; packages that were there before are left alone
                 # (no autoremove: it would also take orphans the test did not make).
-                after = set(host.conn.run(_DPKG_INSTALLED, raise_on_error=False).stdout.split())
+                now = host.conn.run(f"{_DPKG_INSTALLED} || exit 3", raise_on_error=False)
+                if now.rc != 0:
+                    raise RollbackError(host.name, describe(token.module, token.args), "dpkg-query failed")
+                after, _ = _installed(now.stdout.split())
                 new, gone = sorted(after - before), sorted(before - after)
             else:
                 new = [n for n in wanted if n not in before] if state in ("present", "installed", "latest") else []
@@ -387,6 +466,11 @@ class JournalRecorder:
                 steps.append(lambda: _ok(host.ansible.run("ansible.builtin.package", name=new, state="absent")))
             if gone:
                 steps.append(lambda: _ok(host.ansible.run("ansible.builtin.package", name=gone, state="present")))
+            if held & set(gone):
+                selections = "".join(f"{name} hold\\n" for name in sorted(held & set(gone)))
+                steps.append(lambda: _hold(host, selections))
+            if marks is not None and not isinstance(marks, _Nothing):
+                steps.append(marks)
             if not steps:
                 return None if token.unreverted is not None else _SAME_STATE
 
@@ -401,7 +485,29 @@ class JournalRecorder:
 
 # The account and service commands live in sbin, which a non-root login's PATH may lack.
 _SBIN_PATH = "PATH=$PATH:/usr/sbin:/sbin; "
-_DPKG_INSTALLED = "dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' | sed -n 's/^ii *//p'"
+# Installed packages, one a line; held ones (dpkg selection "hold") as "hold:NAME".
+_DPKG_INSTALLED = (
+    "q=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n') && "
+    "printf '%s\\n' \"$q\" | sed -n -e 's/^ii *//p' -e 's/^hi */hold:/p'"
+)
+_INSTALLED = ("hold:", *"abcdefghijklmnopqrstuvwxyz0123456789")  # how a package line starts
+
+
+def _installed(words: Sequence[str]) -> tuple[set[str], set[str]]:
+    """The installed and the held packages among the words of a :data:`_DPKG_INSTALLED` listing."""
+    names = {w.removeprefix("hold:") for w in words if w != ":dpkg:" and not w.startswith("states:")}
+    return names, {w.removeprefix("hold:") for w in words if w.startswith("hold:")}
+
+
+def _states_sum(host: MultihostHost) -> str:
+    """The checksum of apt's marks file ('' when it has none)."""
+    out = host.conn.run(f"md5sum {_APT_STATES} 2>/dev/null | cut -c1-32", raise_on_error=False)
+    return out.stdout.strip()
+
+
+def _hold(host: MultihostHost, selections: str) -> None:
+    """Hold the packages again that were held before a test removed them (dpkg selections)."""
+    host.conn.run(f"{_SBIN_PATH}printf {shlex.quote(selections)} | dpkg --set-selections")
 
 
 # What a test installed is purged by dpkg itself: apt-get's resolver and cache (about a second a call

@@ -21,7 +21,7 @@ def states_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
             LabHostSpec("server1", roles=("server",)),
             LabHostSpec("server2", roles=("server",), init="systemd"),
         ),
-        packages=("libnss-extrausers", "acl", "attr"),
+        packages=("libnss-extrausers", "acl", "attr", "cowsay", "tree"),
     )
     with Lab(spec, tmp_path_factory.mktemp("labs") / LAB_NAME) as lab:
         yield lab
