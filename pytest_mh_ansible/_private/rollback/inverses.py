@@ -327,9 +327,7 @@ class JournalRecorder:
                 "is put back, so that part is not reverted"
             )
         if active_state == "failed" and token.args.get("state") in ("started", "restarted", "reloaded"):
-            token.unreverted = (
-                f"service {name!r} was failed before the call: the undo stops it (no failure is made up)"
-            )
+            token.unreverted = f"service {name!r} was failed before the call: the undo stops it (no failure is made up)"
         active = active_state in ("active", "activating", "reloading")
         module = (
             "ansible.builtin.systemd"
