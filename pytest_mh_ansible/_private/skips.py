@@ -59,7 +59,7 @@ def check_skips(request: pytest.FixtureRequest, fixture: MultihostFixture) -> No
                     f"{request.node.nodeid}: a @pytest.mark.require condition returns a bool or (bool, reason), "
                     f"got {outcome!r}"
                 )
-            outcome, reason = outcome
+            outcome, reason = outcome[0], outcome[1] or reason
         if not outcome:
             pytest.skip(str(reason))
 
