@@ -595,6 +595,15 @@ def test_compat_utils_api__with_svc_nests_a_state() -> None:
     assert svc.initial_states == {"a": True}
 
 
+def test_compat_utils_api__leaving_a_state_with_no_journal_scope_open() -> None:
+    svc, transport = _svc({PROBE: (0, "Active: active", "")})
+    svc.host.journal = RollbackJournal()  # type: ignore[misc]  # nothing opened yet
+    with svc:
+        svc.stop("a")
+    assert "systemctl start a" in transport.scripts[-1]
+    assert svc.initial_states == {}
+
+
 def test_compat_utils_api__properties_reload_and_is_active() -> None:
     svc, transport = _svc({r"show": (0, "1234\n", ""), r"is-active x": (0, "active", ""), r"is-active": (3, "", "")})
     assert svc.get_property("sssd", "MainPID") == "1234"

@@ -123,16 +123,19 @@ class SystemdServices(MultihostReentrantUtility[Any], Services):
         for service, running in undo.states.items():
             self.logger.info(f'systemd: restoring "{service}" to {"started" if running else "stopped"}')
         undo()
-        self.initial_states = self._undos[-1].states if self._undos else self._scope_undo().states
+        outer = self._undos[-1] if self._undos else self.host.journal.recall(self._key)
+        self.initial_states = outer.states if isinstance(outer, _Undo) and not outer.done else {}
+
+    @property
+    def _key(self) -> str:
+        return f"compat.svc:{self.host.name}"
 
     def _scope_undo(self) -> _Undo:
         """The undo of the journal's current scope (used outside any ``with`` block), made on first need."""
-        journal = self.host.journal
-        key = f"compat.svc:{self.host.name}"
-        undo = journal.recall(key)
+        undo = self.host.journal.recall(self._key)
         if not isinstance(undo, _Undo) or undo.done:
             undo = _Undo(self._conn)
-            journal.remember(key, undo)
+            self.host.journal.remember(self._key, undo)
         return undo
 
     def _touch(self, service: str) -> None:
