@@ -4,7 +4,8 @@ The Install section offers two ways: ``pip install '.[collections]'`` in a clone
 there and installed. Both run here, one after the other, in one virtualenv (the second after the
 first is uninstalled, so the dependencies are installed once: 1 to 5 minutes). Each must
 give a working plugin whose package, collection and command come from the virtualenv, not from the
-checkout.
+checkout, and on which a pytest-mh suite whose only change is its requirements runs with its own
+command line (``--mh-config=mhc.yaml --mh-lazy-ssh ...``, no ``-p``, ``filterwarnings = error``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from pytest_mh_suite import COMMAND_LINE, pytest_mh_origin, summary, write_suite
 
 ROOT = Path(__file__).resolve().parents[3]
 # What a fresh clone does not have: virtualenvs, builds, caches, outputs.
@@ -94,6 +97,16 @@ def _check_installed(venv: Path, elsewhere: Path, label: str) -> None:
     assert "--mh-inventory" in help_text, f"{label}: pytest does not load the plugin"
 
 
+def _check_pytest_mh_suite(venv: Path, directory: Path, label: str) -> None:
+    """A pytest-mh suite whose only change is its requirements runs with its command line, no -p, on the layer."""
+    suite = write_suite(directory)
+    args = " ".join(shlex.quote(arg) for arg in COMMAND_LINE)
+    result = _run(f"pytest {args}", cwd=suite, venv=venv, what=f"{label}: a pytest-mh suite")
+    origin = pytest_mh_origin(result.stdout)
+    assert origin.startswith(f"pytest_mh_ansible.compat {venv}/"), f"{label}: pytest_mh is {origin}"
+    assert summary(result.stdout) == "1 passed, 1 skipped", result.stdout[-3000:]
+
+
 def test_install__readme_lines_give_a_working_plugin(tmp_path: Path) -> None:
     alternatives = install_alternatives()
     assert len(alternatives) == 2, alternatives
@@ -109,4 +122,5 @@ def test_install__readme_lines_give_a_working_plugin(tmp_path: Path) -> None:
         for command in commands:
             _run(command, cwd=clone, venv=venv)
         _check_installed(venv, elsewhere, label)
+        _check_pytest_mh_suite(venv, tmp_path / f"pytest-mh-suite-{number}", label)
         _run("pip uninstall -y -q pytest-mh-ansible", cwd=elsewhere, venv=venv, what="between the two ways")
