@@ -160,6 +160,10 @@ def test_write_export__playbooks_inventory_files_and_no_secret(tmp_path: Path, h
     assert (collection / "galaxy.yml").is_file()
     assert (collection / "plugins" / "modules" / "snapshot.py").is_file()
     assert (collection / "plugins" / "modules" / "restore.py").is_file()
+    # a bare name beside each module: Ansible's lookup by "<name>.*" is a glob that brackets in the path break
+    assert (collection / "plugins" / "modules" / "restore").resolve() == (
+        collection / "plugins" / "modules" / "restore.py"
+    ).resolve()
     assert not (collection / "tests").exists()
     assert not list(collection.rglob("__pycache__"))
     assert str(collections_dir()) not in "".join(p.read_text() for p in out.glob("*") if p.is_file())

@@ -206,7 +206,7 @@ def test_export__replayed_on_fresh_hosts_gives_the_failure_state(
     # The export travels: a copy elsewhere (the original gone), run from another directory, with Ansible
     # given no collection path of this machine (as on a machine without pytest-mh-ansible): the
     # mh_ansible.rollback collection comes with the export.
-    copy = pytester.path / "elsewhere" / "export"
+    copy = pytester.path / "elsewhere" / export.name  # "test_changes[pair]": brackets in the path too
     shutil.copytree(export, copy)
     shutil.rmtree(export)
     other, no_collections = pytester.path / "another-dir", pytester.path / "no-collections"
