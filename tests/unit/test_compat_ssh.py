@@ -106,10 +106,10 @@ class FakeChannel:
     def _next(self, chunks: list[bytes]) -> bytes:
         with self._cond:
             self._cond.wait_for(lambda: chunks or self._ended or self.closed)
-            return chunks.pop(0) if chunks and not self.closed else b""
+            return chunks.pop(0) if chunks else b""
 
     def sendall(self, data: bytes) -> None:
-        if self.eof_sent:
+        if self.eof_sent or self.closed:
             raise OSError("Socket is closed")
         self.written += data
 
@@ -121,6 +121,8 @@ class FakeChannel:
 
     def close(self) -> None:
         with self._cond:
+            self._stdout.clear()  # closed here: what was not read is gone
+            self._stderr.clear()
             self.closed = True
             self.status_event.set()
             self._cond.notify_all()
@@ -597,6 +599,19 @@ def test_run__input_env_cwd_and_unified_newlines() -> None:
     assert "x y" in channel.command
     assert "cd /tmp" in channel.command
     assert result.stdout_lines == ["a", "b"]
+
+
+def test_run__input_the_command_did_not_read_is_no_error() -> None:
+    ended = FakeChannel([b"done\n"], rc=3)
+    ended.closed = True  # the server closed the channel: the command ended before reading its input
+    result = client_on(FakeSession(ended)).run("exit 3", input="x", raise_on_error=False)
+    assert (result.rc, result.stdout) == (3, "done")
+
+    running = FakeChannel(hold=True)
+    running.eof_sent = True  # writing fails while the command still runs: that is an error
+    with pytest.raises(ConnectionError, match="cannot write to the command's stdin"):
+        client_on(FakeSession(running)).run("cat", input="x")
+    assert running.closed
 
 
 def test_async_run__stdin_stdout_and_wait() -> None:

@@ -405,6 +405,11 @@ class RemoteCommand:
         return self.pid
 
     @property
+    def ended(self) -> bool:
+        """True once the server closed the channel: the command is over, its output is left to read."""
+        return bool(self.channel.closed)
+
+    @property
     def finished(self) -> bool:
         """True once the command's exit status (or the channel's close) arrived."""
         return bool(self.channel.exit_status_ready())

@@ -195,6 +195,11 @@ class SSHProcess(Process[SSHProcessResult, SSHInputBuffer, SSHProcessTimeoutErro
         if self.input is not None:
             try:
                 self._stdin.write(self.input)
+            except ConnectionError:
+                # A command may end without reading all its input (``true``, ``head -c 10``): its result stands.
+                if not channel.ended:
+                    self._close()
+                    raise
             except BaseException:
                 self._close()
                 raise

@@ -79,7 +79,9 @@ def make_user(root: SSHClient) -> Iterator[Callable[..., User]]:
 
 
 def no_process_left(root: SSHClient, user: str, name: str) -> bool:
-    return root.run(f"pgrep -u {user} -x {name}", raise_on_error=False).rc == 1
+    """No live process ``name`` of ``user`` within 5 s (a killed one may be a zombie until init reaps it)."""
+    live = f"ps -u {user} -o stat=,comm= | awk '$1 !~ /^Z/ && $2 == \"{name}\"' | grep -q ."
+    return root.run(f"for _ in $(seq 50); do {live} || exit 0; sleep 0.1; done; exit 1", raise_on_error=False).rc == 0
 
 
 # -- logging in --------------------------------------------------------------------------------------------
@@ -313,6 +315,9 @@ def test_run_and_exec_with_env_cwd_input(address: str, make_user: Callable[..., 
         with pytest.raises(SSHProcessError) as info:
             ssh.run("echo out; echo err >&2; exit 9")
         assert (info.value.rc, info.value.stdout, info.value.stderr) == (9, "out", "err")
+        # A command that ends before reading all its input: its result, not an error about stdin.
+        assert ssh.run("head -c 3", input="x" * 3_000_000).stdout == "xxx"
+        assert ssh.run("exit 6", input="unread", raise_on_error=False).rc == 6
         crlf = ssh.run("printf 'a\\r\\nb\\r\\n'", unified_newlines=True)
         assert crlf.stdout_lines == ["a", "b"]
 
