@@ -58,6 +58,8 @@ __all__ = [
     "SSHProcessTimeoutError",
 ]
 
+_CLOSE_PID_WAIT = 2.0  # seconds a command being closed may take to report its pid (it was just started)
+
 DEFAULT_PASSWORD = "Secret123"
 """The password pytest-mh's ``from_confdict`` uses when the host's ``conn`` names neither password nor key."""
 
@@ -248,10 +250,10 @@ class SSHProcess(Process[SSHProcessResult, SSHInputBuffer, SSHProcessTimeoutErro
         channel, self._channel = self._channel, None
         if channel is None:
             return
-        if not channel.finished and channel.pid is not None and self._session.connected:
+        if not channel.finished and self._session.connected:
             # Still running (its time is up, or it is dropped): sshd would only hang up its pipes.
             with contextlib.suppress(_paramiko.SessionError):
-                self._session.kill(channel.pid, signal.SIGKILL)
+                self._session.kill(channel.pid or channel.wait_pid(_CLOSE_PID_WAIT), signal.SIGKILL)
         channel.close()
         self._stdin = self._stdout = self._stderr = None
 
