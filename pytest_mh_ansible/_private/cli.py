@@ -35,6 +35,13 @@ def _parser() -> argparse.ArgumentParser:
     up = actions.add_parser("up", help="bring a lab up (idempotent)")
     common(up)
     up.add_argument("--spec", type=Path, help="YAML lab spec; the other options override its values")
+    up.add_argument(
+        "--from-mhc",
+        type=Path,
+        metavar="MHC",
+        help="shape the lab after a pytest-mh host file: its hosts by their names (as fully qualified names) "
+        "and roles; writes mhc.yaml and an inventory pointing at them",
+    )
     up.add_argument("--subnet", help="a free private /24, e.g. 10.213.7.0/24 (default: first free 10.213.N.0/24)")
     up.add_argument("--init", choices=INIT_SYSTEMS, help="init system of the hosts (default: sysv)")
     up.add_argument(
@@ -86,7 +93,13 @@ def _directory(args: argparse.Namespace) -> Path:
 
 
 def _spec(args: argparse.Namespace) -> LabSpec:
-    data = LabSpec.from_file(args.spec) if args.spec else None
+    data: LabSpec | None
+    if args.from_mhc is not None:
+        if args.spec or args.host:
+            raise LabError("lab up: --from-mhc gives the hosts; it cannot be combined with --spec or --host")
+        data = LabSpec.from_mhc(args.from_mhc)
+    else:
+        data = LabSpec.from_file(args.spec) if args.spec else None
     base: dict[str, Any] = data.to_dict() if data else {"name": "lab", "hosts": list(_DEFAULT_HOSTS)}
     if args.name:
         base["name"] = args.name
@@ -107,7 +120,7 @@ def _spec(args: argparse.Namespace) -> LabSpec:
 
 def _lab_to_bring_up(args: argparse.Namespace) -> Lab:
     """``lab up --name X`` alone re-ups the recorded lab X as it was; any spec option gives a new spec."""
-    spec_options = (args.spec, args.host, args.subnet, args.init, args.package, args.user, args.password)
+    spec_options = (args.spec, args.from_mhc, args.host, args.subnet, args.init, args.package, args.user, args.password)
     directory = _directory(args)
     if not any(spec_options) and (directory / STATE_FILE).exists():
         return Lab.from_directory(directory)
@@ -151,7 +164,14 @@ def _labs_table(labs: Sequence[Lab]) -> str:
 def _table(hosts: Sequence[LabHost]) -> str:
     rows = [("HOST", "ROLES", "ADDRESS", "INIT", "PID", "RUNNING")]
     rows += [
-        (h.name, ",".join(h.roles) or "-", h.address, h.init, str(h.pid or "-"), "yes" if h.running else "no")
+        (
+            h.name if h.fqdn is None else f"{h.name} ({h.fqdn})",
+            ",".join(h.roles) or "-",
+            h.address,
+            h.init,
+            str(h.pid or "-"),
+            "yes" if h.running else "no",
+        )
         for h in hosts
     ]
     return _columns(rows)
@@ -180,6 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"lab {lab.spec.name!r} is up in {time.monotonic() - started:.2f} s")
             print(f"inventory:  {lab.inventory_path}")
             print(f"ssh:        ssh -F {lab.ssh_config_path} {lab.spec.hosts[0].name}")
+            if lab.mhc_path.exists():
+                print(f"mhc.yaml:   {lab.mhc_path}")
             if lab.passwords_path.exists():
                 print(f"passwords:  {lab.passwords_path}")
         elif args.action == "down":

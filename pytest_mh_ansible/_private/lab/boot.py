@@ -38,6 +38,12 @@ def host_keys(hosts: Sequence[HostState], host_dir: Mapping[str, Path]) -> dict[
     return keys
 
 
+def _key_names(host: HostState) -> str:
+    """The names a host's key is pinned by in known_hosts: short name, fully qualified name, address."""
+    names = [host.name, *([host.fqdn] if host.fqdn and host.fqdn != host.name else []), host.address]
+    return ",".join(names)
+
+
 def prepare_layers(
     hosts: Sequence[HostState],
     host_dir: Mapping[str, Path],
@@ -51,8 +57,8 @@ def prepare_layers(
     debs: Sequence[Path],
 ) -> None:
     """Write every host's upper layer and its ``init.json`` (what lab-init does inside the host)."""
-    hosts_file = etc_hosts({h.name: h.address for h in hosts})
-    known_hosts = "".join(f"{h.name},{h.address} {keys[h.name]}\n" for h in hosts)
+    hosts_file = etc_hosts({h.name: h.address for h in hosts}, {h.name: h.fqdn for h in hosts if h.fqdn})
+    known_hosts = "".join(f"{_key_names(h)} {keys[h.name]}\n" for h in hosts)
     chpasswd = "".join(f"{name}:{password}\n" for name, password in passwords.items())
     for host in hosts:
         hdir = host_dir[host.name]
@@ -61,7 +67,7 @@ def prepare_layers(
         os.chmod(hdir / "upper", 0o755)
         key = hdir / "ssh_host_ed25519_key"
         layer = HostLayer(hdir / "upper")
-        layer.setup_base(hostname=host.name, etc_hosts=hosts_file, hidden=hidden)
+        layer.setup_base(hostname=host.fqdn or host.name, etc_hosts=hosts_file, hidden=hidden)
         # Each host is its own machine for journald, dbus and Ansible's facts.
         layer.write("/etc/machine-id", secrets.token_hex(16) + "\n", 0o444)
         layer.setup_ssh(
@@ -76,7 +82,7 @@ def prepare_layers(
         if debs:
             layer.link_files("/var/cache/apt/archives", debs)
         config = {
-            "hostname": host.name,
+            "hostname": host.fqdn or host.name,
             "root": str(hdir / "root"),
             "upper": str(hdir / "upper"),
             "work": str(hdir / "work"),

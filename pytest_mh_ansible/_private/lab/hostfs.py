@@ -156,10 +156,17 @@ class HostLayer:
         self.symlink("/etc/systemd/system/default.target", "/lib/systemd/system/multi-user.target")
 
 
-def etc_hosts(addresses: Mapping[str, str]) -> str:
-    """The /etc/hosts every host gets: itself and its peers by name."""
+def etc_hosts(addresses: Mapping[str, str], fqdns: Mapping[str, str] | None = None) -> str:
+    """The /etc/hosts every host gets: itself and its peers by name.
+
+    A host with a fully qualified name is listed by it first (what ``hostname -f`` answers), then by its
+    short name: ``10.213.0.2  client.test client``.
+    """
+    fqdns = fqdns or {}
     lines = ["127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback"]
-    lines += [f"{address}\t{name}" for name, address in addresses.items()]
+    for name, address in addresses.items():
+        fqdn = fqdns.get(name)
+        lines.append(f"{address}\t{fqdn} {name}" if fqdn and fqdn != name else f"{address}\t{name}")
     return "\n".join(lines) + "\n"
 
 

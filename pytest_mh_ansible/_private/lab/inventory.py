@@ -17,13 +17,22 @@ __all__ = ["InventoryHost", "render_inventory", "render_known_hosts", "render_ss
 @final
 @dataclass(frozen=True)
 class InventoryHost:
-    """What the inventory says about one host."""
+    """What the inventory says about one host.
+
+    :param name: Its inventory name: the fully qualified name if the host has one, else its short name.
+    :param alias: Its short name when ``name`` is the fully qualified one (``ssh -F`` takes either).
+    """
 
     name: str
     address: str
     roles: tuple[str, ...]
     host_key: str
     vars: Mapping[str, Any]
+    alias: str | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name,) if self.alias is None or self.alias == self.name else (self.alias, self.name)
 
 
 def ssh_common_args(known_hosts: Path) -> str:
@@ -86,7 +95,7 @@ def render_ssh_config(hosts: Sequence[InventoryHost], *, key_path: Path, known_h
         blocks.append(
             "\n".join(
                 [
-                    f"Host {host.name}",
+                    f"Host {' '.join(host.names)}",
                     f"    HostName {host.address}",
                     f"    User {user}",
                     f"    IdentityFile {key_path}",
@@ -94,7 +103,7 @@ def render_ssh_config(hosts: Sequence[InventoryHost], *, key_path: Path, known_h
                     f"    UserKnownHostsFile {known_hosts}",
                     "    GlobalKnownHostsFile /dev/null",
                     "    StrictHostKeyChecking yes",
-                    f"    HostKeyAlias {host.name}",
+                    f"    HostKeyAlias {host.names[0]}",
                     "    LogLevel ERROR",
                 ]
             )
@@ -104,7 +113,7 @@ def render_ssh_config(hosts: Sequence[InventoryHost], *, key_path: Path, known_h
 
 def render_known_hosts(hosts: Sequence[InventoryHost]) -> str:
     """Each host's key pinned by name and by address."""
-    return "".join(f"{h.name},{h.address} {h.host_key}\n" for h in hosts)
+    return "".join(f"{','.join(h.names)},{h.address} {h.host_key}\n" for h in hosts)
 
 
 def write_private(path: Path, content: str | bytes, mode: int = 0o600) -> None:

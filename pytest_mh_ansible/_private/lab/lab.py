@@ -15,6 +15,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, Self, final, overload
 
+import yaml
+
 from pytest_mh_ansible._private.lab import network, registry
 from pytest_mh_ansible._private.lab.boot import host_keys, launch_host, prepare_layers, wait_ready
 from pytest_mh_ansible._private.lab.inventory import (
@@ -66,6 +68,12 @@ class LabHost:
     init: str
     pid: int | None
     running: bool
+    fqdn: str | None = None
+
+    @property
+    def hostname(self) -> str:
+        """The host's own hostname and inventory name: its fully qualified name if it has one."""
+        return self.fqdn or self.name
 
 
 @contextmanager
@@ -139,6 +147,11 @@ class Lab:
     ssh_config_path = _LabFile("ssh_config", "An ssh_config that reaches each host by its name (``ssh -F``).")
     known_hosts_path = _LabFile("known_hosts", "The host keys of the lab's hosts, for strict host key checking.")
     key_path = _LabFile("id_ed25519", "The client's private ssh key, authorized for root on every host.")
+    mhc_path = _LabFile(
+        "mhc.yaml",
+        "A pytest-mh host file of the lab (``--mh-config``), written if the lab was shaped after one "
+        "(``LabSpec.from_mhc``, ``lab up --from-mhc``).",
+    )
     passwords_path = _LabFile(
         "passwords.yml", "YAML mapping of user name to generated password (mode 0600), if the spec asks for passwords."
     )
@@ -170,6 +183,7 @@ class Lab:
                 init=h.init,
                 pid=h.pid1.pid if h.pid1 else None,
                 running=bool(h.pid1 and h.pid1.alive and h.launcher and h.launcher.alive),
+                fqdn=h.fqdn,
             )
             for h in state.hosts
         ]
@@ -348,6 +362,7 @@ class Lab:
                     netns=self.names.netns(spec.name),
                     veth=self.names.veth(index),
                     cgroup=str(cg_base / spec.name) if cg_base else None,
+                    fqdn=spec.fqdn,
                 )
             )
         return hosts
@@ -364,7 +379,7 @@ class Lab:
 
     def _write_client_files(self, hosts: list[HostState], host_keys: dict[str, str], passwords: dict[str, str]) -> None:
         inv_hosts = [
-            InventoryHost(h.name, h.address, h.roles, host_keys[h.name], dict(s.vars))
+            InventoryHost(s.hostname, h.address, h.roles, host_keys[h.name], dict(s.vars), alias=h.name)
             for h, s in zip(hosts, self.spec.hosts, strict=True)
         ]
         user = self.spec.user
@@ -384,6 +399,13 @@ class Lab:
         self.ssh_config_path.write_text(
             render_ssh_config(inv_hosts, key_path=self.key_path, known_hosts=self.known_hosts_path)
         )
+        if self.spec.mhc is not None:
+            from pytest_mh_ansible._private.lab.from_mhc import lab_mhc
+
+            addresses = {s.hostname: h.address for h, s in zip(hosts, self.spec.hosts, strict=True)}
+            mhc = lab_mhc(self.spec.mhc, addresses, self.key_path)
+            header = f"# pytest-mh host file of the pytest-mh-ansible lab {self.spec.name!r}; rewritten by 'lab up'.\n"
+            write_private(self.mhc_path, header + yaml.safe_dump(mhc, sort_keys=False, default_flow_style=False))
         source = self.spec.source
         if source is not None:
             for name in ("group_vars", "host_vars"):

@@ -25,6 +25,9 @@ _HOST_NAME_RE: Final = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 # Roles become Ansible group names, which Ansible wants to be valid Python identifiers.
 _ROLE_RE: Final = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _USER_RE: Final = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+# A host's fully qualified name (pytest-mh suites address hosts as client.test): DNS labels joined by
+# dots, at most 64 characters (the kernel's HOST_NAME_MAX, as it becomes the host's hostname).
+_FQDN_RE: Final = re.compile(r"^(?=.{1,64}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
 _RESERVED_HOSTS: Final = frozenset({"localhost", "all", "ungrouped"})
 MAX_HOSTS: Final = 200
 
@@ -74,16 +77,20 @@ class LabUserSpec:
 class LabHostSpec:
     """One host of a lab.
 
-    :param name: Host name, also its inventory name and its name in the other hosts' /etc/hosts.
+    :param name: Short host name: names the host's network namespace and directory; its hostname, inventory
+        name and name in the other hosts' /etc/hosts unless ``fqdn`` is given.
     :param roles: Roles, written as Ansible groups of the inventory.
     :param init: ``sysv`` or ``systemd``; ``None`` takes the lab's.
     :param vars: Extra host variables for the inventory (``mh_domain``, ...).
+    :param fqdn: A fully qualified name such as ``client.test``: then the host's hostname and inventory name,
+        and what every host of the lab resolves it by (its short name too).
     """
 
     name: str
     roles: tuple[str, ...] = ()
     init: InitSystem | None = None
     vars: Mapping[str, Any] = field(default_factory=dict)
+    fqdn: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _HOST_NAME_RE.match(self.name) or self.name in _RESERVED_HOSTS:
@@ -103,6 +110,16 @@ class LabHostSpec:
         if not isinstance(self.vars, Mapping):
             raise LabError(f"lab host {self.name!r}: vars must be a mapping, got {self.vars!r}")
         object.__setattr__(self, "vars", dict(self.vars))
+        if self.fqdn is not None and (not isinstance(self.fqdn, str) or not _FQDN_RE.match(self.fqdn)):
+            raise LabError(
+                f"lab host {self.name!r}: fqdn {self.fqdn!r} is invalid: use lower-case DNS labels joined by dots, "
+                "at most 64 characters (e.g. client.test)"
+            )
+
+    @property
+    def hostname(self) -> str:
+        """The name the host calls itself and is called by: its ``fqdn``, else its short name."""
+        return self.fqdn or self.name
 
     @classmethod
     def from_value(cls, value: object) -> LabHostSpec:
@@ -111,7 +128,7 @@ class LabHostSpec:
             return parse_host_option(value)
         if not isinstance(value, Mapping):
             raise LabError(f"lab host entry {value!r}: expected a mapping with 'name' and 'roles'")
-        unknown = set(value) - {"name", "roles", "init", "vars"}
+        unknown = set(value) - {"name", "roles", "init", "vars", "fqdn"}
         if unknown:
             raise LabError(f"lab host {value.get('name')!r}: unknown keys {sorted(unknown)!r}")
         if "name" not in value:
@@ -126,6 +143,7 @@ class LabHostSpec:
             roles=tuple(roles),
             init=value.get("init"),
             vars=value.get("vars") or {},
+            fqdn=None if value.get("fqdn") is None else str(value["fqdn"]),
         )
 
 
@@ -158,6 +176,8 @@ class LabSpec:
     :param user: An optional non-root user in every host.
     :param password: Whether root gets a (generated) password too, besides key login.
     :param source: The spec file it came from, if any (its group_vars/host_vars are linked).
+    :param mhc: A pytest-mh host file (parsed ``mhc.yaml``) the lab was shaped after (``LabSpec.from_mhc``):
+        the lab writes it again, each host's ``conn`` pointing at the lab host of the same name.
     """
 
     name: str = "lab"
@@ -168,6 +188,7 @@ class LabSpec:
     user: LabUserSpec | None = None
     password: bool = False
     source: Path | None = field(default=None, compare=False)
+    mhc: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _LAB_NAME_RE.match(self.name):
@@ -186,6 +207,14 @@ class LabSpec:
             if host.name in seen:
                 raise LabError(f"lab {self.name!r}: host name {host.name!r} is used twice")
             seen.add(host.name)
+        names = {h.name for h in self.hosts}
+        fqdns: set[str] = set()
+        for host in self.hosts:
+            if host.fqdn is None or host.fqdn == host.name:
+                continue
+            if host.fqdn in fqdns or host.fqdn in names:
+                raise LabError(f"lab {self.name!r}: host name {host.fqdn!r} is used twice")
+            fqdns.add(host.fqdn)
         if self.init not in INIT_SYSTEMS:
             raise LabError(f"lab {self.name!r}: init {self.init!r} is invalid, use one of {INIT_SYSTEMS}")
         if self.subnet is not None:
@@ -210,7 +239,7 @@ class LabSpec:
         where = str(source) if source else "lab spec"
         if not isinstance(data, Mapping):
             raise LabError(f"{where}: expected a mapping at the top, got {type(data).__name__}")
-        unknown = set(data) - {"name", "init", "subnet", "packages", "user", "password", "hosts"}
+        unknown = set(data) - {"name", "init", "subnet", "packages", "user", "password", "hosts", "mhc"}
         if unknown:
             raise LabError(f"{where}: unknown keys {sorted(unknown)!r}")
         subnet = data.get("subnet")
@@ -222,6 +251,9 @@ class LabSpec:
         hosts = data.get("hosts") or ()
         if not isinstance(hosts, Sequence) or isinstance(hosts, str):
             raise LabError(f"{where}: 'hosts' must be a list, got {hosts!r}")
+        mhc = data.get("mhc")
+        if mhc is not None and not isinstance(mhc, Mapping):
+            raise LabError(f"{where}: 'mhc' must be a pytest-mh host file (a mapping), got {mhc!r}")
         try:
             return cls(
                 name=str(data.get("name", "lab")),
@@ -232,11 +264,40 @@ class LabSpec:
                 user=LabUserSpec.from_value(data.get("user")),
                 password=bool(data.get("password", False)),
                 source=source,
+                mhc=mhc,
             )
         except LabError as err:
             if source is None:
                 raise
             raise LabError(f"{where}: {err}") from err
+
+    @classmethod
+    def from_mhc(cls, path: str | Path, **options: Any) -> LabSpec:
+        """A lab shaped like a pytest-mh host file (``mhc.yaml``): one host per entry, by its name and role.
+
+        Each host's ``hostname`` (``client.test``) becomes the lab host's ``fqdn``: its own hostname, its
+        inventory name, and what every lab host resolves it by; roles become its inventory groups. The lab
+        writes the file again as ``mhc.yaml`` in its directory, each ``conn`` pointing at the lab host.
+
+        Example::
+
+            with Lab(LabSpec.from_mhc("mhc.yaml", name="suite")) as lab:
+                subprocess.run(["pytest", f"--mh-config={lab.mhc_path}"], check=True)
+
+        :param options: Other spec fields (``name``, ``init``, ``packages``, ``user``, ...), as in the YAML form.
+        :raises LabError: The file is not a pytest-mh host file, or a host cannot be made (a Windows host).
+        """
+        from pytest_mh_ansible._private.lab.from_mhc import mhc_hosts
+
+        path = Path(path).absolute()
+        try:
+            data = yaml.safe_load(path.read_text())
+        except OSError as err:
+            raise LabError(f"{path}: cannot read the pytest-mh host file: {err.strerror}") from err
+        except yaml.YAMLError as err:
+            raise LabError(f"{path}: not valid YAML: {err}") from err
+        hosts = mhc_hosts(data, source=str(path))
+        return cls.from_dict({"name": "lab", **options, "hosts": hosts, "mhc": data})
 
     @classmethod
     def from_file(cls, path: str | Path) -> LabSpec:
@@ -270,6 +331,8 @@ class LabSpec:
             },
             "password": self.password,
             "hosts": [
-                {"name": h.name, "roles": list(h.roles), "init": h.init, "vars": dict(h.vars)} for h in self.hosts
+                {"name": h.name, "roles": list(h.roles), "init": h.init, "vars": dict(h.vars)}
+                | ({} if h.fqdn is None else {"fqdn": h.fqdn})
+                for h in self.hosts
             ],
-        }
+        } | ({} if self.mhc is None else {"mhc": self.mhc})

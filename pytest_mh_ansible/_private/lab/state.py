@@ -31,6 +31,7 @@ class HostState:
     launcher: ProcessId | None = None
     pid1: ProcessId | None = None
     cgroup: str | None = None
+    fqdn: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -52,6 +53,7 @@ class HostState:
             launcher=pid(data.get("launcher")),
             pid1=pid(data.get("pid1")),
             cgroup=data.get("cgroup"),
+            fqdn=data.get("fqdn"),
         )
 
 
