@@ -333,6 +333,9 @@ def test_compat_conn__errors_and_results_take_pytest_mh_arguments() -> None:
         ["a", "b"],
         "exited with return code 2",
     )
+    assert str(error).splitlines() == [
+        "Command #9 exited with return code 2", "Command: false", "Output:", "    a", "    b", "Error output:", "    c",
+    ]  # fmt: skip
     result = ProcessResult(2, ["a", "b"], ["c"], error)
     assert (result.stdout, result.stderr_lines, result.rc) == ("a\nb", ["c"], 2)
     with pytest.raises(ProcessError):

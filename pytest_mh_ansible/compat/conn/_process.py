@@ -125,8 +125,10 @@ class ProcessErrorBase(_ProjectProcessError):
             report.append("Output:" + _indented(out))
         if err:
             report.append("Error output:" + _indented(err))
-        _ProjectProcessError.__init__(self, host, command, rc, out, err, message="\n".join(report))
-        # The project's base class leaves its own message in args; pytest-mh's attributes follow.
+        # The report above already holds the output: the project's base class would add it again.
+        _ProjectProcessError.__init__(self, host, command, rc, "", "", message="\n".join(report))
+        self.stdout = out
+        self.stderr = err
         self.message = message
         self.id = id
         self.cwd = cwd
