@@ -7,6 +7,8 @@ importing the layer: the layer is imported only when something imports ``pytest_
   before every other finder: ``pytest_mh`` is the layer even when a real pytest-mh is installed.
 * ``install(first=False)`` (what the plugin does at every start) puts it after every other finder:
   it serves ``pytest_mh`` only when nothing else can, so a real pytest-mh always wins.
+* The wheel also installs ``pytest_mh_alias.pth``, a one-line finder put last at interpreter start
+  that asks :func:`find_spec`: pytest imports ``-p pytest_mh`` before any plugin is loaded.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import importlib.util
 import sys
 from types import ModuleType
 
-__all__ = ["ALIAS", "TARGET", "install", "installed", "real_pytest_mh_installed", "serves_first"]
+__all__ = ["ALIAS", "TARGET", "find_spec", "install", "installed", "real_pytest_mh_installed", "serves_first"]
 
 ALIAS = "pytest_mh"
 TARGET = "pytest_mh_ansible.compat"
@@ -49,19 +51,29 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         if importlib.util.find_spec(real) is None:
             return None
         is_package = hasattr(importlib.import_module(real), "__path__")
+        if fullname == ALIAS:
+            # Reached last, this hook found no real pytest-mh. It now answers first: else the path finder
+            # would load pytest_mh.conn from the layer's directory as a second, broken copy of compat.conn.
+            _put_first()
         return importlib.machinery.ModuleSpec(fullname, _AliasLoader(real), is_package=is_package)
 
 
 _FINDER = _AliasFinder()
 
 
+def find_spec(fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+    """The hook's answer; the one-line finder of the wheel's ``pytest_mh_alias.pth`` asks it."""
+    return _FINDER.find_spec(fullname, path, target)
+
+
 def real_pytest_mh_installed() -> bool:
-    """Whether a real pytest-mh is importable (found by a finder other than this hook)."""
+    """Whether a real pytest-mh is importable (found by a finder other than this hook and the ``.pth``'s)."""
     for finder in sys.meta_path:
         if finder is _FINDER:
             continue
         find = getattr(finder, "find_spec", None)
-        if find is not None and find(ALIAS, None) is not None:
+        spec = find(ALIAS, None) if find is not None else None
+        if spec is not None and not isinstance(spec.loader, _AliasLoader):
             return True
     return False
 
@@ -95,6 +107,10 @@ def install(*, first: bool = True) -> None:
             f"({getattr(loaded, '__file__', '?')}); load the layer first (-p pytest_mh_ansible.compat.plugin) "
             "or uninstall pytest-mh"
         )
+    _put_first()
+
+
+def _put_first() -> None:
     if not serves_first():
         if _FINDER in sys.meta_path:
             sys.meta_path.remove(_FINDER)

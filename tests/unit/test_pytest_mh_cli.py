@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -126,3 +128,38 @@ def test_alias__put_last_serves_only_where_nothing_else_does_and_moves_first_whe
         assert alias.serves_first()
     finally:
         sys.meta_path[:] = saved
+
+
+PTH = Path(alias.__file__).with_name("pytest_mh_alias.pth")
+
+
+@pytest.mark.parametrize(
+    "put_in_place",
+    [
+        "from pytest_mh_ansible._private import alias; alias.install(first=False)",
+        # as site does at start; the line imports nothing of the package until pytest_mh is imported
+        f"import site, sys; site.addpackage({str(PTH.parent)!r}, {PTH.name!r}, set())\n"
+        "assert 'pytest_mh_ansible' not in sys.modules",
+    ],
+    ids=["plugin", "pth"],
+)
+def test_alias__last_hook_serves_pytest_mh_and_its_submodules_as_the_layer(put_in_place: str) -> None:
+    # A fresh interpreter: nothing of pytest_mh or the package imported before the hook answers.
+    code = (
+        f"{put_in_place}\n"
+        "import pytest_mh.conn, pytest_mh.utils.fs\n"
+        "print(pytest_mh.__name__, pytest_mh.conn.__name__, pytest_mh.utils.fs.__name__)\n"
+        "from pytest_mh_ansible._private import alias\n"
+        "print(alias.real_pytest_mh_installed())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "pytest_mh_ansible.compat", "pytest_mh_ansible.compat.conn", "pytest_mh_ansible.compat.utils.fs", "False",
+    ]  # fmt: skip
+
+
+def test_alias__pth_is_one_import_line_after_comments() -> None:
+    lines = [line for line in PTH.read_text().splitlines() if line and not line.startswith("#")]
+    assert len(lines) == 1
+    assert lines[0].startswith("import sys; ")  # site runs only lines that start with "import"

@@ -105,6 +105,11 @@ def _check_pytest_mh_suite(venv: Path, directory: Path, label: str) -> None:
     origin = pytest_mh_origin(result.stdout)
     assert origin.startswith(f"pytest_mh_ansible.compat {venv}/"), f"{label}: pytest_mh is {origin}"
     assert summary(result.stdout) == "1 passed, 1 skipped", result.stdout[-3000:]
+    # a suite that passes -p pytest_mh instead: pytest imports it before any plugin (the wheel's .pth serves it)
+    suite = write_suite(directory.with_name(directory.name + "-p"), without_pytest_plugins=True)
+    result = _run(f"pytest -p pytest_mh {args}", cwd=suite, venv=venv, what=f"{label}: a pytest-mh suite, -p pytest_mh")
+    assert pytest_mh_origin(result.stdout).startswith(f"pytest_mh_ansible.compat {venv}/"), result.stdout[-3000:]
+    assert summary(result.stdout) == "1 passed, 1 skipped", result.stdout[-3000:]
 
 
 def test_install__readme_lines_give_a_working_plugin(tmp_path: Path) -> None:

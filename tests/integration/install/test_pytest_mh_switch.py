@@ -29,8 +29,9 @@ def ensure_both_venv() -> Path:
     """The python of a virtualenv with pytest-mh 1.0.30 and this checkout installed, made if needed."""
     python = VENV / "bin" / "python"
     probe = (
-        "import importlib.metadata as m, pytest_mh, pytest_mh_ansible, sys; "
+        "import importlib.metadata as m, pathlib, pytest_mh, pytest_mh_ansible, sysconfig; "
         "assert m.version('pytest-mh') == '1.0.30'; "
+        "assert (pathlib.Path(sysconfig.get_paths()['purelib']) / 'pytest_mh_ansible_alias.pth').exists(); "
         f"assert pytest_mh_ansible.__file__.startswith({str(ROOT)!r}), pytest_mh_ansible.__file__"
     )
     if python.exists() and subprocess.run([str(python), "-c", probe], check=False, capture_output=True).returncode == 0:
