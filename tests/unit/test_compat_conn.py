@@ -209,6 +209,10 @@ def test_compat_conn__host_connection_from_confdict_and_context_manager(conn: Ho
 
     made = HostConnection.from_confdict(Host(conn), {"timeout": 12})
     assert (made.ansible, made.timeout, made.host) == (conn.ansible, 12, "localhost")
+    assert not made.connected
+    made.run("true")  # the first command connects, as in pytest-mh
+    assert made.connected
+    made.disconnect()
     with made as opened:
         assert opened is made
         assert made.connected

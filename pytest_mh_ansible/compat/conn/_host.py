@@ -299,6 +299,7 @@ class HostConnection(Connection[HostProcess, ProcessResult[ProcessError]]):
         __tracebackhide__ = True
         if not isinstance(command, str):
             raise ValueError(f"{self.host}: run() takes a string, got {command!r}: did you mean exec()?")
+        self.connect()
         process = self.create_process(
             command=command,
             cwd=cwd,
