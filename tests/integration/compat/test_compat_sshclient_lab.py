@@ -8,6 +8,7 @@ and removes them after. ``expect`` comes from the lab's offline package cache.
 from __future__ import annotations
 
 import itertools
+import re
 import secrets as random
 import signal
 import time
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from compat_suite_text import conftest
 from labname import lab_name
 
 from pytest_mh_ansible._private.secrets import secrets
@@ -391,3 +393,78 @@ def test_lost_connection_ends_the_command_and_the_next_one_reconnects(
         assert result.stdout_lines == ["up"]
         assert ssh.run("echo again").stdout == "again"
         assert ssh.connected
+
+
+# -- in a pytest-mh suite, through the layer's plugin ---------------------------------------------------------
+SUITE_CONFTEST = (
+    conftest("from pytest_mh.conn.ssh import SSHClient", "")
+    + """
+
+def _ssh(self, user, password):
+    # As frameworks write it (a role method): the host's address, shell and logger.
+    return SSHClient(self.host.conn.host, user=user, password=password, shell=self.host.shell, logger=self.logger)
+
+
+Role.ssh = _ssh
+"""
+)
+
+SUITE_TESTS = """
+import pytest
+from pytest_mh import Topology, TopologyDomain, TopologyMark
+from pytest_mh.conn.ssh import SSHAuthenticationError, SSHClient
+
+ONE = TopologyMark(name="one", topology=Topology(TopologyDomain("default", server=1)),
+                   fixtures=dict(server="default.server[0]"))
+PASSWORD = "Pw-suite-4711-x"
+
+
+@pytest.fixture
+def suite_user(server):
+    server.host.conn.run(f"useradd --create-home --shell /bin/bash suite1 && echo suite1:{PASSWORD} | chpasswd")
+    yield "suite1"
+    server.host.conn.run("pkill -KILL -u suite1; sleep 0.3; userdel --force --remove suite1", raise_on_error=False)
+
+
+@pytest.mark.topology(ONE)
+def test_login_as_a_user(server, suite_user):
+    with server.ssh(suite_user, PASSWORD) as ssh:
+        assert ssh.run("id -un").stdout == suite_user
+        process = ssh.async_run("cat")
+        process.stdin.write("through the layer\\n")
+        assert next(process.stdout) == "through the layer"
+        process.send_eof()
+        assert process.wait().rc == 0
+    with pytest.raises(SSHAuthenticationError):
+        server.ssh(suite_user, "not-" + PASSWORD).connect()
+
+
+@pytest.mark.topology(ONE)
+def test_from_confdict_of_the_host(server, suite_user):
+    ssh = SSHClient.from_confdict(server.host, {"username": suite_user, "password": PASSWORD})
+    assert ssh.host == server.host.conn.host
+    assert ssh.shell is server.host.shell
+    with ssh:
+        assert ssh.run("whoami").stdout == suite_user
+"""
+
+
+def test_sshclient_in_a_pytest_mh_suite(pytester: pytest.Pytester, lab: Lab) -> None:
+    pytester.makeconftest(SUITE_CONFTEST)
+    pytester.makepyfile(test_ssh=SUITE_TESTS)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "pytest_mh_ansible.compat.plugin",
+        f"--mh-inventory={lab.inventory_path}",
+        "-p",
+        "no:cacheprovider",
+        "-v",
+        "-rA",
+        "--log-level=INFO",
+    )
+    text = result.stdout.str()
+    outcomes = dict(re.findall(r"^test_ssh\.py::(\w+)\[one\] (PASSED|FAILED|ERROR|SKIPPED)", text, re.MULTILINE))
+    assert outcomes == {"test_login_as_a_user": "PASSED", "test_from_confdict_of_the_host": "PASSED"}, text
+    # The captured logs of the report show the connection, never the password.
+    assert "Opening SSH connection" in text
+    assert "Pw-suite-4711-x" not in text
