@@ -58,6 +58,29 @@ def ordered_utilities(owner: object, kind: type) -> list[Any]:
     return done
 
 
+_PROJECT_PHASES = {"session_setup": "pytest_setup", "session_teardown": "pytest_teardown"}
+
+
+def _split_artifacts(value: Any) -> tuple[Any, dict[str, list[str]]]:
+    """A host's ``artifacts`` for :class:`MultihostHostArtifacts`, and its topology phases kept apart.
+
+    An inventory written for this project names the session phases ``session_setup``/``session_teardown``
+    and may list ``topology_setup``/``topology_teardown`` paths on the host: they are read with
+    pytest-mh's names rather than refused.
+    """
+    if not isinstance(value, Mapping):
+        return value, {}
+    host_phases: dict[str, Any] = {}
+    topology: dict[str, list[str]] = {}
+    for key, paths in value.items():
+        name = _PROJECT_PHASES.get(str(key), str(key))
+        if name in ("topology_setup", "topology_teardown"):
+            topology[name] = [str(path) for path in paths or ()]
+        else:
+            host_phases[name] = paths
+    return host_phases, topology
+
+
 def _setting(config: object, name: str, kinds: tuple[type, ...], default: Any) -> Any:
     """``config.<name>`` when it is one of ``kinds`` (a config may be a stand-in in unit tests), else ``default``."""
     value = getattr(config, name, None)
@@ -100,7 +123,8 @@ class MultihostHost(_MultihostHost, Generic[DomainT]):
             else logger_for("host", name)
         )
         self.config = confdict.get("config") or {}
-        self.configured_artifacts: MultihostHostArtifacts = MultihostHostArtifacts(confdict.get("artifacts") or [])
+        configured, self._mh_topology_artifacts = _split_artifacts(confdict.get("artifacts") or [])
+        self.configured_artifacts: MultihostHostArtifacts = MultihostHostArtifacts(configured)
         family = str((confdict.get("os") or {}).get("family", MultihostOSFamily.Linux.value)).lower()
         try:
             os_family = MultihostOSFamily(family)
@@ -162,7 +186,8 @@ class MultihostHost(_MultihostHost, Generic[DomainT]):
 
     def get_artifacts_list(self, host: MultihostHost[Any], artifacts_type: MultihostArtifactsType) -> set[str]:
         """The files to fetch after ``artifacts_type``: the configured ones and those added to :attr:`artifacts`."""
-        return self.configured_artifacts.get(artifacts_type) | self.artifacts.get(artifacts_type)
+        listed = self.configured_artifacts.get(artifacts_type) | self.artifacts.get(artifacts_type)
+        return listed | set(self._mh_topology_artifacts.get(artifacts_type, ()))
 
 
 class MultihostBackupHost(MultihostHost[DomainT], _MultihostBackupHost, Generic[DomainT]):

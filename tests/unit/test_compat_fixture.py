@@ -131,6 +131,15 @@ def test_compat_host__members_from_the_inventory_and_confdict() -> None:
     assert isinstance(host.artifacts_collector, MultihostArtifactsCollector)
 
 
+def test_compat_host__an_inventory_written_for_this_project_names_its_phases_its_way() -> None:
+    artifacts = {"session_setup": ["/s"], "topology_setup": ["/t"], "test": ["/x"]}
+    variables = {"mh_role": "client", "mh_artifacts": artifacts}
+    [host] = _config(confdict_from_inventory([("c1", ("client",), "test", variables)])).domains[0].hosts
+    assert host.get_artifacts_list(host, "pytest_setup") == {"/s"}
+    assert host.get_artifacts_list(host, "topology_setup") == {"/t"}
+    assert host.get_artifacts_list(host, "test") == {"/x"}
+
+
 def test_compat_host__windows_hosts_use_powershell_and_unknown_families_are_refused() -> None:
     config = _config(_confdict({"hostname": "w1", "role": "ad", "os": {"family": "Windows"}}))
     host = config.domains[0].hosts[0]
