@@ -150,6 +150,15 @@ def test_compat_conn__the_connection_timeout_is_the_default_of_wait(conn: HostCo
     assert conn.async_run("sleep 1").wait(timeout=0).rc == 0  # 0: no limit
 
 
+def test_compat_conn__disconnect_kills_processes_still_running(conn: HostConnection, tmp_path: Path) -> None:
+    process = conn.async_run(f"echo up; sleep 5; touch {tmp_path / 'late'}")
+    assert next(process.stdout) == "up"
+    conn.disconnect()
+    assert not process.in_progress
+    time.sleep(0.2)
+    assert conn.run(f"pgrep -f '[t]ouch {tmp_path}'", raise_on_error=False).rc == 1
+
+
 def test_compat_conn__unified_newlines_drop_carriage_returns(conn: HostConnection) -> None:
     assert conn.async_run(r"printf 'a\r\nb\r\n'", unified_newlines=True).wait().stdout_lines == ["a", "b"]
     assert conn.async_run(r"printf 'a\r\n'").wait().stdout_lines == ["a\r"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import weakref
 from collections.abc import Generator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypedDict, runtime_checkable
 
@@ -133,6 +134,7 @@ class HostProcess(Process[ProcessResult[ProcessError], WriterInput, ProcessTimeo
             self._open = True
             return
         live = self._connection._open_process(self.full_command_line, self._become, self._become_user)
+        self._connection._live_processes.add(self)
         self._live = live
         self._stdin = WriterInput(live.write, live.close_stdin)
         self._stdout = OutputLines(live.read_stdout, unified_newlines=self._unified, name=f"stdout-{self.id}")
@@ -216,6 +218,7 @@ class HostConnection(Connection[HostProcess, ProcessResult[ProcessError]]):
         self.ansible = connection
         self.host = host
         self._connected = False
+        self._live_processes: weakref.WeakSet[HostProcess] = weakref.WeakSet()
 
     @classmethod
     def from_confdict(cls, host: Any, confdict: dict[str, Any]) -> Self:
@@ -242,6 +245,9 @@ class HostConnection(Connection[HostProcess, ProcessResult[ProcessError]]):
             self._connected = True
 
     def disconnect(self) -> None:
+        """Close the connection; its live processes that still run are killed first (as an ssh session ends)."""
+        for process in list(self._live_processes):
+            process._close()
         self.ansible.close()
         self._connected = False
 
