@@ -105,3 +105,37 @@ def test_both_installed__help_lists_pytest_mhs_options_once(python: Path, tmp_pa
         text = _ok(_pytest(python, suite, "--help", *extra))
         assert text.count("  --mh-config=") + text.count("  --mh-config MHC") == 1, extra
         assert "--mh-inventory" in text  # this project's own options stay
+
+
+def test_both_installed__a_suite_of_this_project_keeps_its_options(python: Path, tmp_path: Path) -> None:
+    # pytest-mh is installed but not registered: the options both declare are this plugin's, after the conftests
+    suite = tmp_path / "plain"
+    suite.mkdir()
+    (suite / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\nfilterwarnings =\n    error\n")
+    (suite / "hosts.ini").write_text(
+        "[client]\nclient1 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
+    )
+    (suite / "test_plain.py").write_text(
+        "import sys\n"
+        "import pytest\n"
+        "from pytest_mh_ansible import Topology, TopologyDomain, TopologyMark\n\n"
+        'ONE = TopologyMark("one", Topology(TopologyDomain("default", client=1)),\n'
+        '                   fixtures=dict(client="default.client[0]"))\n\n'
+        "@pytest.mark.topology(ONE)\n"
+        "def test_one(client):\n"
+        '    assert client.host.conn.run("echo ok").stdout.strip() == "ok"\n'
+        '    print("PYTEST_MH_LOADED", "pytest_mh" in sys.modules)\n'
+    )
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "PYTHONPATH"))}
+    result = subprocess.run(
+        [str(python), "-m", "pytest", "-i", "hosts.ini", "--mh-topology", "one", "--mh-collect-artifacts=never", "-s"],
+        cwd=suite,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    out = _ok(result)
+    assert "PYTEST_MH_LOADED False" in out
+    assert summary(out) == "1 passed"
