@@ -6,6 +6,9 @@ Loading it serves the ``pytest_mh`` import name from this layer, registers pytes
 object (:class:`~pytest_mh_ansible.compat.MultihostPlugin`, so that ``pytest_plugin_registered``
 can set ``config_class``; it makes the session's hosts and roles through the suite's
 ``MultihostConfig``), and adds pytest-mh's ``mh_config`` and ``mh_logger`` fixtures.
+
+PYTEST_DONT_REWRITE: it may be imported before pytest registers it (a suite's imports); pytest would
+warn that it cannot rewrite its asserts (it has none), and ``filterwarnings = error`` suites would stop.
 """
 
 from __future__ import annotations
