@@ -254,3 +254,29 @@ def test_leases__a_takeover_keeps_the_dead_sessions_record_of_its_traces(tmp_pat
     assert (lease / "absent").read_text() == f"{trace}\n"
     leases.close()
     assert not trace.exists()
+
+
+def test_leases__a_trace_not_empty_at_a_release_is_noted_again_by_the_next_take(tmp_path: Path) -> None:
+    """A session gives a host's lease back between topologies while its own files still fill a trace (its
+    journal on the host): the trace is removed at a later release, once empty, though it existed at that take."""
+    trace = tmp_path / "mh-ansible"
+    leases = _leases(tmp_path / "leases", "ctl-a", traces=(str(trace),))
+    leases.acquire(["h1"])
+    trace.mkdir()
+    (trace / "journal.jsonl").write_text("{}\n")
+    leases.release()  # the first topology ends: the journal is still there
+    assert trace.is_dir()
+    leases.acquire(["h1"])  # the session's teardown takes the host again (the trace exists now)
+    (trace / "journal.jsonl").unlink()  # everything undone: the journal goes
+    leases.close()
+    assert not trace.exists()
+
+
+def test_leases__a_trace_that_stays_full_is_left(tmp_path: Path) -> None:
+    trace = tmp_path / "mh-ansible"
+    leases = _leases(tmp_path / "leases", "ctl-a", traces=(str(trace),))
+    leases.acquire(["h1"])
+    trace.mkdir()
+    (trace / "journal.jsonl").write_text("{}\n")  # a journal kept for a recovery
+    leases.close()
+    assert (trace / "journal.jsonl").exists()

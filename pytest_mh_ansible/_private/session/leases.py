@@ -77,12 +77,13 @@ def lease_path(host: str, root: str = LEASE_ROOT) -> str:
     return f"{root}/{re.sub(r'[^A-Za-z0-9._-]', '_', host)}"
 
 
-# $1: lease dir, $2: owner token, $3: seconds to live, $4...: the traces (TRACES). Prints "acquired" or
-# "held <owner> <expiry>". The lease records, in "absent", which traces did not exist: its release removes
-# them (if empty). A takeover keeps the dead session's record. The lease root may vanish between its
+# $1: lease dir, $2: owner token, $3: seconds to live, $4: traces noted before (newline-separated: what an
+# earlier release of this session could not remove yet), $5...: the traces (TRACES). Prints "acquired" or
+# "held <owner> <expiry>". The lease records, in "absent", which traces did not exist (and those of $4): its
+# release removes them (if empty). A takeover keeps the dead session's record. The lease root may vanish between its
 # mkdir -p and the lease's mkdir (another session's release removed it, empty): made() tries again.
 _TAKE = r"""
-d=$1; me=$2; ttl=$3; shift 3; now=$(date +%s)
+d=$1; me=$2; ttl=$3; before=$4; shift 4; now=$(date +%s)
 gone=$(for p in "$@"; do
   case $p in "~/"*) p=$HOME/${p#"~/"};; esac
   [ -e "$p" ] || [ -L "$p" ] || printf '%s\n' "$p"
@@ -97,14 +98,14 @@ made() {
   done
   return 1
 }
-if made; then note "$gone" && write && echo acquired && exit 0; fi
+if made; then note "$before" "$gone" && write && echo acquired && exit 0; fi
 line=$(cat "$d/owner" 2>/dev/null); set -- $line
 if [ "$1" = "$me" ]; then write && echo acquired && exit 0; fi
 exp=${2:-}
 if [ -z "$exp" ]; then exp=$(( $(stat -c %Y "$d" 2>/dev/null || echo "$now") + ttl )); fi
 if [ "$now" -gt "$exp" ] && mkdir "$d/takeover" 2>/dev/null; then
   old=$(cat "$d/absent" 2>/dev/null)
-  rm -rf "$d" && made && note "$old" "$gone" && write && echo acquired && exit 0
+  rm -rf "$d" && made && note "$old" "$before" "$gone" && write && echo acquired && exit 0
 fi
 echo "held ${1:-unknown} $exp"
 """
@@ -120,7 +121,8 @@ echo "lost ${1:-none} ${2:-0}"
 """
 
 # $1: lease dir, $2: owner token. Removes the lease only if it is ours, then the traces it found absent
-# (deepest first, only when empty) and the lease root when no other lease is in it. Prints "released" or
+# (deepest first, only when empty) and the lease root when no other lease is in it. Prints "released", a tab
+# and the noted traces that are still there (tab-separated: not empty yet, for the next take to note), or
 # "not-ours" (an answer is required: a command that prints nothing is taken for a failed one).
 _RELEASE = r"""
 d=$1; me=$2
@@ -130,7 +132,9 @@ if [ "$1" = "$me" ]; then
   rm -rf "$d" || exit 1
   printf '%s\n' "$gone" | while IFS= read -r p; do [ -n "$p" ] && rmdir "$p" 2>/dev/null; done
   rmdir "${d%/*}" 2>/dev/null
-  echo released && exit 0
+  printf released
+  printf '%s\n' "$gone" | while IFS= read -r p; do [ -n "$p" ] && [ -e "$p" ] && printf '\t%s' "$p"; done
+  echo && exit 0
 fi
 echo not-ours
 """
@@ -183,6 +187,8 @@ class HostLeases:
         # Our own transports: the renewal thread's (and the caller's, without a command_transport).
         self._transports: dict[str, Transport] = {}
         self._held: set[str] = set()
+        # Traces noted at a take that its release could not remove yet (not empty): the next take notes them.
+        self._kept: dict[str, list[str]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -220,8 +226,9 @@ class HostLeases:
             started = time.monotonic()
             announced = False
             while True:
+                before = "\n".join(self._kept.get(host, ()))
                 answer = self._run(
-                    host, _TAKE, lease_path(host, self.root), self.owner.token, str(self.ttl), *self.traces
+                    host, _TAKE, lease_path(host, self.root), self.owner.token, str(self.ttl), before, *self.traces
                 )
                 if answer == "acquired":
                     break
@@ -236,6 +243,7 @@ class HostLeases:
                 time.sleep(min(self.poll, max(0.0, self.timeout - waited)))
             with self._lock:
                 self._held.add(host)
+                self._kept.pop(host, None)  # noted in the lease again
         self._start()
 
     def _connect(self, hosts: list[str]) -> None:
@@ -287,9 +295,14 @@ class HostLeases:
             self._held.difference_update(names)
         for host in names:
             try:
-                self._run(host, _RELEASE, lease_path(host, self.root), self.owner.token)
+                answer = self._run(host, _RELEASE, lease_path(host, self.root), self.owner.token)
             except Exception as err:
                 log.warning("host %s: lease not released (it expires by itself): %s", host, err)
+                continue
+            word, *kept = answer.split("\t")
+            if word == "released" and kept:
+                with self._lock:
+                    self._kept[host] = kept
 
     def close(self) -> None:
         """Release every lease, stop renewing and close the lease transports."""

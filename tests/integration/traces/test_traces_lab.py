@@ -58,4 +58,4 @@ def test_traces__a_run_leaves_tmp_var_lib_and_root_as_found(
     for name in HOSTS:
         gained = sorted(set(after[name]) - set(before[name]))
         lost = sorted(set(before[name]) - set(after[name]))
-        assert (gained, lost) == ([], []), f"{name}: the run left traces (gained, lost)\n{result.stdout.str()[-3000:]}"
+        assert (gained, lost) == ([], []), f"{name}: gained {gained}, lost {lost}\n{result.stdout.str()[-2000:]}"
