@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pytest_mh_ansible._private.ansible.compat import paramiko_plugin_available
 from pytest_mh_ansible._private.ansible.inventory import Inventory
 from pytest_mh_ansible._private.cli import main
 from pytest_mh_ansible._private.mhc import convert_mhc, read_mhc
@@ -148,4 +149,9 @@ def test_mhc__read_mhc_names_the_file_as_written(tmp_path: Path) -> None:
     (tmp_path / "mhc.yaml").write_text(MHC)
     conversion = read_mhc(tmp_path / "mhc.yaml", source="mhc.yaml")
     server = conversion.inventory["all"]["children"]["test"]["hosts"]["server1"]
-    assert "StrictHostKeyChecking=no" in server["ansible_ssh_common_args"]  # pytest-mh never checks host keys
+    # pytest-mh never checks host keys; in-process like its libssh where ansible-core has the paramiko plugin
+    if server["ansible_connection"] == "paramiko":
+        assert server["ansible_host_key_checking"] is False
+    else:
+        assert "StrictHostKeyChecking=no" in server["ansible_ssh_common_args"]
+    assert server["ansible_connection"] == ("paramiko" if paramiko_plugin_available() else "ssh")
