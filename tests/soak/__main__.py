@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     clean = (
         not result.get("drift_reports")
         and not result.get("hosts_not_restored")
+        and not result.get("tool_traces_left")
         and not result.get("faults_missing")
         and not result.get("unexpected_failures")
         and not result.get("not_reverted_rollback_failed")

@@ -30,10 +30,12 @@ from typing import Any
 
 import yaml
 
+import pytest_mh_ansible
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec, LabUserSpec, dummy_init_script
 
-from .fingerprint import SshTarget, difference, fingerprint
+from .fingerprint import SshTarget, difference, fingerprint, traces
 from .plan import FAULTS, HOSTS, PROFILES, SIGNAL_FAULTS, make_plan
+from .states import STATE_DIR, STATE_PACKAGES, SYSV_SERVICE, prepare_script
 
 HERE = Path(__file__).parent
 SIGNUMS = {"sigint": signal.SIGINT, "sigterm": signal.SIGTERM, "sighup": signal.SIGHUP}
@@ -84,6 +86,15 @@ if systemctl cat packagekit.service >/dev/null 2>&1; then systemctl mask package
 """
 
 
+def _source() -> dict[str, Any]:
+    """Which code the soak runs: the checkout's commit and its changed files (the product's and the soak's)."""
+    root = Path(pytest_mh_ansible.__file__).parent.parent
+    git = ["git", "-C", str(root)]
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=False).stdout.strip()
+    status = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True, check=False).stdout
+    return {"checkout": str(root), "commit": commit, "uncommitted": [line[3:] for line in status.splitlines()]}
+
+
 def lab_name() -> str:
     """``mhsoak`` plus ``MH_TEST_LAB_SUFFIX`` and the xdist worker (as tests/integration/labname.py)."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "").removeprefix("gw")
@@ -104,9 +115,19 @@ def _prepare(target: SshTarget) -> None:
         script = SYSTEMD_PREP
     else:
         script = SYSV_PREP.format(on=dummy_init_script("mhsoak-on"), off=dummy_init_script("mhsoak-off"))
-    done = target.ssh(script)
+    script += prepare_script(target.init, dummy_init_script(SYSV_SERVICE))  # the objects in unusual states
+    done = target.ssh(script, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"soak: preparing {target.name} failed (rc {done.returncode}): {done.stderr[-1000:]}")
+
+
+def _unlock(lab: Lab) -> None:
+    """Clear the immutable file's attribute: the lab could not remove it with the host's upper directory."""
+    try:
+        for target in _targets(lab).values():
+            target.ssh(f"chattr -i {STATE_DIR}/immutable.conf 2>/dev/null", timeout=30)
+    except (OSError, KeyError, subprocess.SubprocessError):  # no lab, or a host that does not answer
+        pass
 
 
 def _write_suite(suite: Path, plan: dict[str, Any]) -> None:
@@ -291,11 +312,11 @@ def run_soak(
     spec = LabSpec(
         name=name,
         hosts=tuple(LabHostSpec(host, roles=(host,), init=init) for host, init in HOSTS),  # type: ignore[arg-type]
-        packages=("nftables", "tree"),
+        packages=("nftables", "tree", *STATE_PACKAGES),
         user=LabUserSpec("labuser"),
     )
     lab = Lab(spec, workdir / "lab")
-    result: dict[str, Any] = {"profile": profile.name, "seed": plan["seed"], "tests": len(plan["tests"])}
+    result: dict[str, Any] = {"profile": profile.name, "seed": plan["seed"], "tests": len(plan["tests"]), **_source()}
     phases: dict[str, float] = {}
     try:
         lab.up()
@@ -376,6 +397,7 @@ def run_soak(
                     host: difference(before[host], after[host]) for host in before if before[host] != after[host]
                 },
                 "fingerprint_entries": {host: len(entries) for host, entries in before.items()},
+                "tool_traces_left": {host: traces(after[host]) for host in after if traces(after[host])},
                 "not_reverted_host_dead": dead,
                 "not_reverted_rollback_failed": failed,
                 "wall_s": round(wall, 1),
@@ -388,6 +410,7 @@ def run_soak(
     finally:
         if not keep_lab:
             down = time.monotonic()
+            _unlock(lab)
             lab.down()
             phases["lab_down_s"] = round(time.monotonic() - down, 1)
     say(summary(result))
@@ -413,6 +436,8 @@ def summary(result: dict[str, Any]) -> str:
         f"  drift reports:          {len(result['drift_reports'])}",
         f"  hosts not restored:     {len(result['hosts_not_restored'])}"
         + "".join(f"\n    {host}: {line}" for host, diff in result["hosts_not_restored"].items() for line in diff),
+        f"  tool's traces left:     {sum(map(len, result['tool_traces_left'].values()))}"
+        + "".join(f"\n    {host}: {line}" for host, found in result["tool_traces_left"].items() for line in found),
         f"  not reverted, host dead: {len(result['not_reverted_host_dead'])}"
         + "".join(f"\n    {line[:300]}" for line in result["not_reverted_host_dead"]),
         f"  rollback errors:        {len(result['not_reverted_rollback_failed'])}"

@@ -8,23 +8,34 @@ What it covers, as ``section: line`` entries:
 
 - ``etc``: every path under /etc with its type, mode, owner, group and link target, and every regular
   file's SHA-256;
+- ``paths``: the same for /tmp, /root, /srv, /var/lib and /var/spool (with the link count of every path
+  that is not a directory), without the excluded paths below; /var/lib includes
+  /var/lib/mh-ansible, the tool's snapshots and on-host journals (``traces()`` checks them apart);
+- ``acl``: every extended ACL under /etc, /home, /root, /srv, /tmp, /var/lib and /var/spool
+  (``getfacl -R -s``: files with only the base ACL are not listed, the mode covers those);
+- ``xattr``: every extended attribute (``user.*``, ``security.*`` such as file capabilities, ``trusted.*``)
+  under the same trees;
+- ``states``: what the objects of ``states.py`` have beyond that: whether the two hard links are still
+  one inode, the immutable attribute, the file capability, the held packages, and on systemd whether a
+  state unit waits for a daemon-reload;
 - ``accounts``: passwd, group, shadow, gshadow, subuid and subgid, line by line;
-- ``home``: every path under /home with type, mode, owner and group;
+- ``home``: every path under /home with type, mode, owner and group, and every file's SHA-256;
 - ``services``: each sysv script's status (``service --status-all``), or each systemd service
   unit's load/active/sub state and each unit file's enablement;
 - ``sysctl``: the values of the keys the soak changes;
 - ``firewall``: ``nft list ruleset`` and ``iptables-save`` (without its timestamp comments);
 - ``tc``: every qdisc and filter of every interface;
-- ``packages``: every package's dpkg status.
+- ``packages``: every package's dpkg status (the hold is its first letter).
 
-Left out, because they change without any test changing them:
+Left out, because they change without any test changing them (each seen in a soak run, see docs/soak.md):
 
 - ``/etc/.pwd.lock``: created by the first ``useradd``/``groupadd`` and never removed (shadow's lock file);
 - ``/etc/passwd-``, ``/etc/group-``, ``/etc/shadow-``, ``/etc/gshadow-``, ``/etc/subuid-``, ``/etc/subgid-``:
   the previous version that the shadow tools keep on every write; the files themselves are compared;
 - ``/etc/ld.so.cache``: rewritten by a package's ldconfig trigger (a package install and its removal);
 - systemd's per-login units (``user@0.service``, ``user-runtime-dir@0.service``): they start with an ssh
-  login and stop some seconds after the last one ends, so they depend on the timing, not on a test.
+  login and stop some seconds after the last one ends, so they depend on the timing, not on a test;
+- under /var/lib and /tmp, those of ``PATHS_EXCLUDED``, each with its reason.
 """
 
 from __future__ import annotations
@@ -32,8 +43,10 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from .plan import SYSCTL_KEYS
+from .states import FINGERPRINT_SYSTEMD, FINGERPRINT_SYSV
 
 ETC_EXCLUDED = (
     "/etc/.pwd.lock",
@@ -46,10 +59,26 @@ ETC_EXCLUDED = (
     "/etc/ld.so.cache",
 )
 SERVICE_EXCLUDED = ("user@", "user-runtime-dir@")
+# The other trees of the ``paths`` section, and what in them changes by itself.
+PATHS: Final = ("/tmp", "/root", "/srv", "/var/lib", "/var/spool")
+PATHS_EXCLUDED: Final = (
+    # the machine's package lists, which a lab host sees through its overlay: an `apt-get update` on the
+    # machine (lab up runs one when a package is unknown) changes them, no test on a host does
+    "/var/lib/apt/lists",
+    # dpkg's copy of its previous status database, written on every dpkg run: after a package's install
+    # and removal it holds an intermediate state (seen on sysd1); the database itself is compared
+    "/var/lib/dpkg/status-old",
+)
+# Where the tool keeps what it needs on a host: empty or absent when a run has ended (docs/soak.md).
+SNAPSHOTS: Final = "/var/lib/mh-ansible/snapshots"
+JOURNAL: Final = "/var/lib/mh-ansible/journal"
+LEASES: Final = "/tmp/pytest-mh-ansible-leases"
 
 
 def _script(init: str) -> str:
     prune = " -o ".join(f"-path {path}" for path in ETC_EXCLUDED)
+    paths, paths_prune = " ".join(PATHS), " -o ".join(f"-path {path}" for path in PATHS_EXCLUDED)
+    acl_trees = f"/etc /home {paths}"
     if init == "systemd":
         services = (
             "systemctl list-units --type=service --all --plain --no-legend --no-pager | awk '{print $1, $2, $3, $4}'; "
@@ -65,10 +94,21 @@ LC_ALL=C; export LC_ALL
 echo '## etc'
 find /etc -xdev \\( {prune} \\) -prune -o -printf '%p %y %m %u %g %l\\n' | sort
 find /etc -xdev \\( {prune} \\) -prune -o -type f -print0 | sort -z | xargs -0 sha256sum
+echo '## paths'
+find {paths} -xdev \\( {paths_prune} \\) -prune -o -type d -printf '%p %y %m %u %g\\n' \\
+  -o -printf '%p %y %m %u %g %n %l\\n' 2>&1 | sort
+find {paths} -xdev \\( {paths_prune} \\) -prune -o -type f -print0 | sort -z | xargs -0 -r sha256sum 2>&1
+echo '## acl'
+getfacl -R -s -p -n {acl_trees} 2>&1 | grep -v '^$'
+echo '## xattr'
+getfattr --absolute-names -R -h -d -m - {acl_trees} 2>&1 | grep -v '^$'
+echo '## states'
+{FINGERPRINT_SYSTEMD if init == "systemd" else FINGERPRINT_SYSV}
 echo '## accounts'
 for f in passwd group shadow gshadow subuid subgid; do sed "s|^|$f |" /etc/$f 2>/dev/null; done
 echo '## home'
 find /home -xdev -printf '%p %y %m %u %g %l\\n' | sort
+find /home -xdev -type f -print0 | sort -z | xargs -0 -r sha256sum
 echo '## services'
 {{ {services}; }} | grep -E -v '^({excluded_units})' | sort
 echo '## sysctl'
@@ -143,3 +183,21 @@ def difference(before: list[str], after: list[str], limit: int = 40) -> list[str
     if len(lines) > limit:
         return [*lines[:limit], f"... and {len(lines) - limit} more"]
     return lines
+
+
+def traces(entries: list[str]) -> list[str]:
+    """The entries of the tool's own files on a host: snapshots (an empty directory is allowed), journals, leases.
+
+    The end of a soak must have none: a snapshot or a journal left behind is a change that a run kept, and a
+    lease is a run that did not let go of its host (#32 items 5 and 6).
+    """
+    found = []
+    for entry in entries:
+        if not entry.startswith("paths: /"):
+            continue
+        path = entry.split()[1]
+        if path.startswith(SNAPSHOTS + "/") or any(
+            path == root or path.startswith(root + "/") for root in (JOURNAL, LEASES)
+        ):
+            found.append(entry)
+    return found

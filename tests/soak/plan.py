@@ -11,6 +11,8 @@ import random
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .states import STATE_CHANGES
+
 # The lab: two sysv hosts and one systemd host (docs/lab.md). Each host has a role of its own, so
 # that each test uses (and the drift check fingerprints) one host.
 HOSTS: Final = (("sysv1", "sysv"), ("sysd1", "systemd"), ("sysv2", "sysv"))
@@ -59,10 +61,12 @@ CHANGES: Final = (
     "module.user",
     "module.group",
     "module.service",
+    *STATE_CHANGES,  # pre-existing objects in unusual states (states.py)
 )
-# A package install costs seconds (a dpkg run each way): drawn ten times less often than the others.
-RARE: Final = {"pkg.install": 0.1}
-# Tests of these faults make no package install: a timeout_test had a few seconds for its changes (they
+# A package install or removal costs seconds (a dpkg run each way): drawn ten times less often than the others.
+PACKAGE_CHANGES: Final = ("pkg.install", "state.held_pkg")
+RARE: Final = dict.fromkeys(PACKAGE_CHANGES, 0.1)
+# Tests of these faults make no package change: a timeout_test had a few seconds for its changes (they
 # are made in setup now, the plan is kept so that seeds give the plans they gave), and apt
 # cannot remove a package while /tmp is full ("E:Write error - write (28: No space left on device)"),
 # so a full_tmp test's rollback would fail for apt's sake, not the product's (the soak found it).
@@ -92,15 +96,15 @@ class Profile:
 
 
 PROFILES: Final = {
-    # CI: one test per fault kind, every change kind but the package install (seconds each way; the
-    # integration tests of the engine cover it); about a minute.
+    # CI: one test per fault kind, every change kind but the package changes (seconds each way; the
+    # integration tests of the engine and the state suite cover them); a few minutes.
     "short": Profile(
         "short",
         tests=len(FAULTS),
         faults=dict.fromkeys(FAULTS, 1),
         cover_changes=True,
-        changes=tuple(kind for kind in CHANGES if kind != "pkg.install"),
-        per_test=(3, 3),  # 9 tests x 3 = the 27 kinds, each once
+        changes=tuple(kind for kind in CHANGES if kind not in PACKAGE_CHANGES),
+        per_test=(3, 3),  # raised to 4 or 5 by cover_changes: 9 tests for the 40 kinds, each once
     ),
     "full": Profile(
         "full",
@@ -159,6 +163,13 @@ def _change(rng: random.Random, kind: str, test: int, number: int, others: list[
         args = dict(name="tree")
     elif kind == "module.copy":
         args = dict(dest=f"/etc/mhsoak-c{tag}.conf", content=f"{word}\n", mode=rng.choice(("0600", "0644")))
+    elif kind.startswith("state."):
+        # how a test changes the object: a raw module call or a bundled utility (where one fits)
+        args = dict(via=rng.choice(("module", "utility")), variant=rng.choice(("unmask", "static", "dropin")))
+        if kind == "state.group_noshadow":
+            args["gid"] = 30000 + test * 8 + number
+        elif kind == "state.user_noshadow":
+            args["comment"] = f"mhsoak {tag}"
     elif kind == "module.file":
         args = dict(
             path=f"/etc/mhsoak-f{tag}",
@@ -210,14 +221,16 @@ def make_plan(profile: Profile, seed: int | None = None, tests: int | None = Non
     for count in counts:
         slices.append(pool[start : start + count])
         start += count
-    # The package installs of NO_PACKAGES tests trade places with a change of another test.
+    # The package changes of NO_PACKAGES tests trade places with a change of another test.
     for index, fault in enumerate(faults):
         if fault not in NO_PACKAGES:
             continue
         for position, kind in enumerate(slices[index]):
-            if kind != "pkg.install":
+            if kind not in PACKAGE_CHANGES:
                 continue
-            other = next(i for i, f in enumerate(faults) if f not in NO_PACKAGES and slices[i][0] != kind)
+            other = next(
+                i for i, f in enumerate(faults) if f not in NO_PACKAGES and slices[i][0] not in PACKAGE_CHANGES
+            )
             slices[index][position], slices[other][0] = slices[other][0], kind
     names = [name for name, _ in HOSTS]
     plan_tests = []

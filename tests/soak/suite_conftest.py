@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mh_ansible import MultihostRole, ProcessTimeoutError
+from pytest_mh_ansible import ModuleError, MultihostRole, ProcessTimeoutError
 from pytest_mh_ansible.lab import Lab
 
 HERE = Path(__file__).parent
@@ -27,6 +27,8 @@ RUN: dict[str, Any] = json.loads((HERE / "run.json").read_text())
 TESTS: list[dict[str, Any]] = PLAN["tests"]
 SIGNALS = ("sigint", "sigterm", "sighup")
 FILL = "/tmp/mhsoak-fill"
+# The objects in unusual states (tests/soak/states.py, made by the driver before the first fingerprint).
+D = "/srv/mhsoak"
 
 
 def event(**data: Any) -> None:
@@ -90,6 +92,8 @@ def apply(role: MultihostRole[Any], change: dict[str, Any]) -> bool:
         return True
     if kind == "pkg.install":
         return role.pkg.install(a["name"])
+    if kind.startswith("state."):
+        return apply_state(role, kind, a)
     if kind == "module.copy":
         return (
             host.ansible.run("ansible.builtin.copy", dest=a["dest"], content=a["content"], mode=a["mode"]).changed
@@ -123,6 +127,90 @@ def apply(role: MultihostRole[Any], change: dict[str, Any]) -> bool:
             host.ansible.run("ansible.builtin.service", name=a["name"], state="started", enabled=True).changed is True
         )
     raise AssertionError(f"mhsoak: unknown change kind {kind!r}")
+
+
+def _fails(call: Any, *args: Any, **kwargs: Any) -> bool:
+    """A module call that must fail (the object refuses it); False: the host did not change."""
+    try:
+        call(*args, **kwargs)
+    except ModuleError:
+        return False
+    raise AssertionError(f"mhsoak: {args[0]} {kwargs} was expected to fail, and it did not")
+
+
+def apply_state(role: MultihostRole[Any], kind: str, a: dict[str, Any]) -> bool:
+    """Change one pre-existing object in an unusual state, with a module call or a utility (``a["via"]``)."""
+    run, utility = role.host.ansible.run, a["via"] == "utility"
+    if kind == "state.user_noshadow":  # the #32 case: its rollback once deleted the user and its home
+        if utility:
+            return role.users.modify("mhslegacy", comment=a["comment"])
+        return run("ansible.builtin.user", name="mhslegacy", comment=a["comment"]).changed is True
+    if kind == "state.user_locked":
+        if utility:
+            return role.users.modify("mhslocked", shell="/bin/sh")
+        return run("ansible.builtin.user", name="mhslocked", shell="/bin/sh", password_lock=False).changed is True
+    if kind == "state.group_noshadow":
+        return run("ansible.builtin.group", name="mhsnoshadow", gid=a["gid"]).changed is True
+    if kind in ("state.file_acl", "state.file_xattr", "state.hardlink"):
+        path = {"state.file_acl": f"{D}/acl.conf", "state.file_xattr": f"{D}/xattr.conf"}.get(kind, f"{D}/a.conf")
+        if utility:
+            return role.fs.write(path, "changed by the soak\n", dedent=False)
+        return run("ansible.builtin.copy", dest=path, content="changed by the soak\n").changed is True
+    if kind == "state.fifo":
+        if utility:
+            return role.fs.rm(f"{D}/fifo")
+        return run("ansible.builtin.file", path=f"{D}/fifo", state="absent").changed is True
+    if kind == "state.symlink":
+        if utility:
+            removed = role.fs.rm(f"{D}/link.conf")
+            return role.fs.append(f"{D}/target.conf", "more\n", dedent=False) or removed
+        removed = run("ansible.builtin.file", path=f"{D}/link.conf", state="absent").changed is True
+        return run("ansible.builtin.lineinfile", path=f"{D}/target.conf", line="more").changed is True or removed
+    if kind == "state.setuid_caps":
+        if utility:
+            changed = role.fs.chmod("0755", f"{D}/suid.bin")
+        else:
+            changed = run("ansible.builtin.file", path=f"{D}/suid.bin", mode="0755").changed is True
+        replaced = run("ansible.builtin.copy", dest=f"{D}/cap.bin", src="/bin/false", remote_src=True).changed
+        return changed or replaced is True
+    if kind == "state.noname_owner":
+        if utility:
+            return role.fs.append(f"{D}/noname.conf", "more\n", dedent=False)
+        return run("ansible.builtin.lineinfile", path=f"{D}/noname.conf", line="more").changed is True
+    if kind == "state.immutable":
+        return _fails(run, "ansible.builtin.copy", dest=f"{D}/immutable.conf", content="changed\n")
+    if kind == "state.sysctl_missing":  # a key read-only on a lab host (the machine's kernel), one that does not exist
+        _fails(run, "ansible.posix.sysctl", name="kernel.pid_max", value="65536", sysctl_set=True)
+        return _fails(run, "ansible.posix.sysctl", name="net.ipv4.no_such_key", value="1", sysctl_set=True)
+    if kind == "state.service":
+        return _service_state(role, a)
+    if kind == "state.held_pkg":
+        return (
+            run("ansible.builtin.apt", name="cowsay", state="absent", allow_change_held_packages=True).changed is True
+        )
+    raise AssertionError(f"mhsoak: unknown state change {kind!r}")
+
+
+def _service_state(role: MultihostRole[Any], a: dict[str, Any]) -> bool:
+    run, utility = role.host.ansible.run, a["via"] == "utility"
+    if PLAN["hosts"][role.host.name] != "systemd":  # a sysv service disabled by K links only
+        if utility:
+            return role.svc.enable("mhsoak-k") | role.svc.start("mhsoak-k")
+        return run("ansible.builtin.service", name="mhsoak-k", state="started", enabled=True).changed is True
+    if a["variant"] == "unmask":
+        return run("ansible.builtin.systemd_service", name="mhsoak-masked", masked=False).changed is True
+    if a["variant"] == "static":
+        if utility:
+            return role.svc.start("mhsoak-static")
+        return run("ansible.builtin.systemd_service", name="mhsoak-static", state="started").changed is True
+    content = "[Service]\nEnvironment=MH=2\n"
+    if utility:
+        changed = role.fs.write("/etc/systemd/system/mhsoak-drop.service.d/override.conf", content, dedent=False)
+    else:
+        dest = "/etc/systemd/system/mhsoak-drop.service.d/override.conf"
+        changed = run("ansible.builtin.copy", dest=dest, content=content).changed is True
+    run("ansible.builtin.systemd_service", name="mhsoak-drop", state="restarted", daemon_reload=True)
+    return changed
 
 
 def apply_all(index: int, role: MultihostRole[Any], changes: list[dict[str, Any]]) -> None:
