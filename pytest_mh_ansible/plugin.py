@@ -61,8 +61,10 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     # The options pytest-mh declares too wait until it is known whether the real pytest-mh is registered.
-    held = pytest_mh_cli.HeldOptions(
-        parser.getgroup("mh-ansible", "pytest-mh-ansible: multi-host tests on Ansible inventories")
+    held = pytest_mh_cli.options_group(
+        parser,
+        parser.getgroup("mh-ansible", "pytest-mh-ansible: multi-host tests on Ansible inventories"),
+        pluginmanager,
     )
     group = cast(pytest.OptionGroup, held)
     inventory_help = (
@@ -127,7 +129,6 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     parallel.addoption(group)
     reporting.addoption(group, parser)
     pytest_mh_cli.add_options(group)
-    pytest_mh_cli.hold(parser, held, pluginmanager)
     crash_check.addini(parser)
     parser.addini("mh_inventory", "Ansible inventory sources (used when -i is not given).", type="args", default=[])
     parser.addini("mh_vault_password_file", "Vault password file for the inventory.", default="")

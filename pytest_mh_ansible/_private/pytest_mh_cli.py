@@ -29,9 +29,9 @@ __all__ = [
     "PYTEST_MH_OPTIONS",
     "HeldOptions",
     "add_options",
-    "hold",
     "mhc_header",
     "mhc_inventory",
+    "options_group",
     "preferred_topology",
     "real_plugin",
     "release",
@@ -59,22 +59,24 @@ MODES = ("never", "on-failure", "always")
 
 
 class HeldOptions:
-    """An option group that adds the options pytest-mh also declares only when :meth:`release` says so.
+    """An option group that, while holding, adds the options pytest-mh also declares only on :meth:`release`.
 
-    Every other call goes to the wrapped group at once. Example::
+    Every other call goes to the wrapped group at once; so does every call when not holding (the
+    options keep their order in ``--help``). Example::
 
-        held = HeldOptions(parser.getgroup("mh-ansible"))
+        held = HeldOptions(parser.getgroup("mh-ansible"), holding=True)
         held.addoption("--mh-topology", action="append")  # held
         held.addoption("--mh-lab")  # added now
         held.release()  # the real pytest-mh is not registered: add --mh-topology too
     """
 
-    def __init__(self, group: pytest.OptionGroup) -> None:
+    def __init__(self, group: pytest.OptionGroup, *, holding: bool) -> None:
         self._group = group
+        self._holding = holding
         self._held: list[tuple[tuple[str, ...], dict[str, Any]]] = []
 
     def addoption(self, *opts: str, **attrs: Any) -> None:
-        if PYTEST_MH_OPTIONS.intersection(opts):
+        if self._holding and PYTEST_MH_OPTIONS.intersection(opts):
             self._held.append((opts, attrs))
         else:
             self._group.addoption(*opts, **attrs)
@@ -83,8 +85,8 @@ class HeldOptions:
         return getattr(self._group, name)
 
     def release(self) -> None:
-        """Add the held options to the group (this plugin serves them)."""
-        held, self._held = self._held, []
+        """Add the held options to the group (this plugin serves them), and stop holding."""
+        held, self._held, self._holding = self._held, [], False
         for opts, attrs in held:
             self._group.addoption(*opts, **attrs)
 
@@ -104,20 +106,23 @@ def real_plugin(pluginmanager: pytest.PytestPluginManager) -> object | None:
     return plugin
 
 
-def hold(parser: pytest.Parser, held: HeldOptions, pluginmanager: pytest.PytestPluginManager) -> None:
-    """Decide about the held options at ``pytest_addoption`` time, or wait for :func:`release`.
+def options_group(
+    parser: pytest.Parser, group: pytest.OptionGroup, pluginmanager: pytest.PytestPluginManager
+) -> HeldOptions:
+    """The plugin's option group at ``pytest_addoption`` time, holding pytest-mh's options where they may be its.
 
-    A real pytest-mh registered already (``-p pytest_mh``) keeps its options; without a real
-    pytest-mh installed, none can be registered later, so the options are added at once.
+    Without a real pytest-mh installed, none can be registered: the options are added as declared.
+    A real pytest-mh registered already (``-p pytest_mh``) keeps its options: they are held and
+    dropped. Otherwise a conftest may still register it: they are held until :func:`release`.
     """
     from .alias import real_pytest_mh_installed
 
-    if real_plugin(pluginmanager) is not None:
-        held.drop()
-    elif not real_pytest_mh_installed():
-        held.release()
-    else:
+    if not real_pytest_mh_installed():
+        return HeldOptions(group, holding=False)
+    held = HeldOptions(group, holding=True)
+    if real_plugin(pluginmanager) is None:
         _WAITING[parser] = held
+    return held
 
 
 def release(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:

@@ -30,17 +30,16 @@ class _Manager:
         return self.plugins.get(name)
 
 
-def _held() -> tuple[_Group, pytest_mh_cli.HeldOptions]:
-    group = _Group()
-    held = pytest_mh_cli.HeldOptions(group)  # type: ignore[arg-type]
+def _declare(held: pytest_mh_cli.HeldOptions) -> None:
     held.addoption("--mh-topology", action="append")
     held.addoption("--mh-lab")
     held.addoption("--mh-config")
-    return group, held
 
 
 def test_held_options__pytest_mh_names_wait_the_others_are_added_at_once() -> None:
-    group, held = _held()
+    group = _Group()
+    held = pytest_mh_cli.HeldOptions(group, holding=True)  # type: ignore[arg-type]
+    _declare(held)
     assert group.added == [("--mh-lab",)]
     held.release()
     assert group.added == [("--mh-lab",), ("--mh-topology",), ("--mh-config",)]
@@ -48,26 +47,37 @@ def test_held_options__pytest_mh_names_wait_the_others_are_added_at_once() -> No
     assert len(group.added) == 3
 
 
-def test_held_options__dropped_when_the_real_pytest_mh_is_registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = SimpleNamespace(__name__="pytest_mh")
-    monkeypatch.setattr(alias, "real_pytest_mh_installed", lambda: True)
-    group, held = _held()
-    parser = pytest.Parser(_ispytest=True)
-    pytest_mh_cli.hold(parser, held, _Manager({}))  # type: ignore[arg-type]
-    assert group.added == [("--mh-lab",)]  # waits: a conftest may still register the real one
-    pytest_mh_cli.release(parser, _Manager({"pytest_mh": real}))  # type: ignore[arg-type]
-    assert group.added == [("--mh-lab",)]
-    group, held = _held()
-    pytest_mh_cli.hold(parser, held, _Manager({}))  # type: ignore[arg-type]
-    pytest_mh_cli.release(parser, _Manager({"pytest_mh": sys.modules["pytest_mh_ansible.plugin"]}))  # type: ignore[arg-type]
-    assert ("--mh-config",) in group.added  # the layer registered as pytest_mh: the options are this plugin's
+def _options(monkeypatch: pytest.MonkeyPatch, installed: bool, *registered: dict[str, object]) -> list[tuple[str, ...]]:
+    """The options added, with a real pytest-mh installed or not, and the plugins registered at each hook."""
+    monkeypatch.setattr(alias, "real_pytest_mh_installed", lambda: installed)
+    group, parser = _Group(), pytest.Parser(_ispytest=True)
+    at_addoption, after_conftests = registered
+    held = pytest_mh_cli.options_group(parser, group, _Manager(at_addoption))  # type: ignore[arg-type]
+    _declare(held)
+    pytest_mh_cli.release(parser, _Manager(after_conftests))  # type: ignore[arg-type]
+    return group.added
 
 
-def test_held_options__added_at_once_without_a_real_pytest_mh(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(alias, "real_pytest_mh_installed", lambda: False)
-    group, held = _held()
-    pytest_mh_cli.hold(pytest.Parser(_ispytest=True), held, _Manager({}))  # type: ignore[arg-type]
-    assert len(group.added) == 3
+REAL = SimpleNamespace(__name__="pytest_mh")
+
+
+def test_options_group__without_a_real_pytest_mh_in_declared_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _options(monkeypatch, False, {}, {}) == [("--mh-topology",), ("--mh-lab",), ("--mh-config",)]
+
+
+def test_options_group__left_to_a_real_pytest_mh_registered_by_a_conftest(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _options(monkeypatch, True, {}, {"pytest_mh": REAL}) == [("--mh-lab",)]
+
+
+def test_options_group__left_to_a_real_pytest_mh_given_with_p(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _options(monkeypatch, True, {"pytest_mh": REAL}, {"pytest_mh": REAL}) == [("--mh-lab",)]
+
+
+def test_options_group__ours_when_pytest_mh_is_installed_but_not_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _options(monkeypatch, True, {}, {}) == [("--mh-lab",), ("--mh-topology",), ("--mh-config",)]
+    # the layer registered as pytest_mh (-p pytest_mh_ansible.compat.plugin): the options are this plugin's
+    layer: dict[str, object] = {"pytest_mh": sys.modules["pytest_mh_ansible.plugin"]}
+    assert _options(monkeypatch, True, {}, layer) == [("--mh-lab",), ("--mh-topology",), ("--mh-config",)]
 
 
 def test_held_options__cover_pytest_mh_1_0_30s_options() -> None:
