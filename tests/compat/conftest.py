@@ -1,3 +1,3 @@
-"""The pytest-mh-style suite under suite/ is run by tests/integration/compat (and bench/compat_suite.py), not here."""
+"""The pytest-mh-style suites under suite/ and replica/ are run by tests/integration/compat (and bench/), not here."""
 
-collect_ignore = ["suite"]
+collect_ignore = ["suite", "replica"]

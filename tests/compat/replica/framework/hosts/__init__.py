@@ -1,0 +1,1 @@
+"""Host classes: one per role, sharing a backup base."""

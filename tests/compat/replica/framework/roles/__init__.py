@@ -1,0 +1,1 @@
+"""Role classes: what the tests get as fixtures."""

@@ -1,0 +1,1 @@
+"""Utilities: local users, and the directory with its service."""
