@@ -33,7 +33,7 @@ import yaml
 import pytest_mh_ansible
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec, LabUserSpec, dummy_init_script
 
-from .fingerprint import SshTarget, difference, fingerprint, traces
+from .fingerprint import SshTarget, difference, fingerprint, machine_paths, shown_through, traces
 from .plan import FAULTS, HOSTS, PROFILES, SIGNAL_FAULTS, make_plan
 from .states import STATE_DIR, STATE_PACKAGES, SYSV_SERVICE, prepare_script
 
@@ -119,6 +119,10 @@ def _prepare(target: SshTarget) -> None:
     done = target.ssh(script, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"soak: preparing {target.name} failed (rc {done.returncode}): {done.stderr[-1000:]}")
+
+
+def _limit(lines: list[str], limit: int = 40) -> list[str]:
+    return lines if len(lines) <= limit else [*lines[:limit], f"... and {len(lines) - limit} more"]
 
 
 def _unlock(lab: Lab) -> None:
@@ -327,6 +331,7 @@ def run_soak(
             list(pool.map(_prepare, targets.values()))
             phases["prepare_s"] = round(time.monotonic() - started - phases["lab_up_s"], 1)
             before = dict(zip(targets, pool.map(fingerprint, targets.values()), strict=True))
+        machine_before = machine_paths()
         (workdir / "fingerprints-before.json").write_text(json.dumps(before, indent=1))
         planned = f"{len(plan['tests'])} tests planned ({profile.name}, seed {plan['seed']})"
         say(f"soak: lab {name!r} up and prepared, {planned}")
@@ -357,6 +362,11 @@ def run_soak(
         tests_wall = time.monotonic() - tests_started_at
         with ThreadPoolExecutor(len(targets)) as pool:
             after = dict(zip(targets, pool.map(fingerprint, targets.values()), strict=True))
+        machine_after = machine_paths()
+        split = {
+            host: shown_through(difference(before[host], after[host], limit=10**6), machine_before, machine_after)
+            for host in before
+        }
         (workdir / "fingerprints-after.json").write_text(json.dumps(after, indent=1))
         events = _read_events(events_path)
         observed, missing, unexpected = _check_tests(plan, events, runs)
@@ -393,9 +403,9 @@ def run_soak(
                 "faults_missing": missing,
                 "unexpected_failures": unexpected,
                 "drift_reports": drift,
-                "hosts_not_restored": {
-                    host: difference(before[host], after[host]) for host in before if before[host] != after[host]
-                },
+                "hosts_not_restored": {host: _limit(own) for host, (own, _) in split.items() if own},
+                # paths below the overlays that the machine itself changed meanwhile: shown, not counted
+                "machine_changes_shown_through": {host: _limit(seen) for host, (_, seen) in split.items() if seen},
                 "fingerprint_entries": {host: len(entries) for host, entries in before.items()},
                 "tool_traces_left": {host: traces(after[host]) for host in after if traces(after[host])},
                 "not_reverted_host_dead": dead,
@@ -436,6 +446,11 @@ def summary(result: dict[str, Any]) -> str:
         f"  drift reports:          {len(result['drift_reports'])}",
         f"  hosts not restored:     {len(result['hosts_not_restored'])}"
         + "".join(f"\n    {host}: {line}" for host, diff in result["hosts_not_restored"].items() for line in diff),
+        f"  machine's changes seen through the overlays (not counted): "
+        f"{sum(map(len, result['machine_changes_shown_through'].values()))}"
+        + "".join(
+            f"\n    {host}: {line}" for host, seen in result["machine_changes_shown_through"].items() for line in seen
+        ),
         f"  tool's traces left:     {sum(map(len, result['tool_traces_left'].values()))}"
         + "".join(f"\n    {host}: {line}" for host, found in result["tool_traces_left"].items() for line in found),
         f"  not reverted, host dead: {len(result['not_reverted_host_dead'])}"

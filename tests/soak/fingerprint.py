@@ -174,6 +174,49 @@ def fingerprint(target: SshTarget) -> list[str]:
     return entries
 
 
+# The trees of ``paths`` that a lab host sees through its overlay, over the machine's own (/tmp is a tmpfs of
+# the host's, /root an empty directory of its own).
+MACHINE_PATHS: Final = ("/srv", "/var/lib", "/var/spool")
+
+
+def machine_paths() -> list[str]:
+    """The machine's own ``paths`` entries below the hosts' overlays (run on the machine, not on a host).
+
+    A file that the machine changes under /var/lib while the soak runs (another process installs a
+    package, writes a cache) shows through in every host that never wrote that file itself: that is no
+    change of a test, and ``shown_through()`` sets it apart, by path, instead of calling it a host's.
+    """
+    prune = " -o ".join(f"-path {path}" for path in PATHS_EXCLUDED)
+    roots = " ".join(MACHINE_PATHS)
+    script = (
+        f"LC_ALL=C find {roots} -xdev \\( {prune} \\) -prune -o -type d -printf '%p %y %m %u %g\\n' "
+        f"-o -printf '%p %y %m %u %g %n %l\\n' 2>/dev/null | LC_ALL=C sort; "
+        f"LC_ALL=C find {roots} -xdev \\( {prune} \\) -prune -o -type f -print0 2>/dev/null "
+        "| LC_ALL=C sort -z | xargs -0 -r sha256sum 2>/dev/null"
+    )
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=False)
+    return [f"paths: {line}" for line in done.stdout.splitlines() if line.strip()]
+
+
+def entry_path(entry: str) -> str:
+    """The path an entry of the ``paths`` section is about (a listing line or a ``sha256sum`` line)."""
+    body = entry.removeprefix("paths: ")
+    if "  /" in body:  # "<sha256>  /path"
+        return body.split("  ", 1)[1]
+    return body.split(" ", 1)[0]
+
+
+def shown_through(diff: list[str], machine_before: list[str], machine_after: list[str]) -> tuple[list[str], list[str]]:
+    """Split a host's ``difference()`` into the host's own lines and those of paths the machine changed too."""
+    changed = {entry_path(e) for e in set(machine_before) ^ set(machine_after)}
+    own: list[str] = []
+    machine: list[str] = []
+    for line in diff:
+        entry = line[2:]
+        (machine if entry.startswith("paths: ") and entry_path(entry) in changed else own).append(line)
+    return own, machine
+
+
 def difference(before: list[str], after: list[str], limit: int = 40) -> list[str]:
     """What differs between two fingerprints: ``- entry`` (gone) and ``+ entry`` (new), at most ``limit``."""
     old, new = set(before), set(after)
