@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 
 from ..marks import KnownTopologyBase, TopologyMark
-from .mhc import dump_inventory, read_mhc
 from .options import add_flag
 
 __all__ = [
@@ -184,6 +183,8 @@ def mhc_inventory(config: pytest.Config) -> tuple[str, str] | None:
     given = config.getoption("mh_config", None)
     if not given:
         return None
+    from .mhc import dump_inventory, read_mhc  # YAML only when asked: the plugin's import stays light
+
     path = Path(os.path.expanduser(str(given)))
     if not path.is_absolute():
         path = config.invocation_params.dir / path

@@ -43,7 +43,20 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (4, ("host", "role", "utility", "utils", "utils.*", "controller", "backup", "multihost", "marks", "registry")),
     (5, ("_private.session", "_private.session.*")),
     (6, ("_private.reporting", "_private.reporting.*", "_private.stash", "_private.parallel", "_private.parallel.*")),
-    (7, ("plugin", "hookspecs", "_private.cli", "_private.pytest_internals", "_private.skips", "_private", "__init__")),
+    (
+        7,
+        (
+            "plugin",
+            "hookspecs",
+            "_private.cli",
+            "_private.pytest_internals",
+            "_private.pytest_mh_cli",
+            "_private.alias",
+            "_private.skips",
+            "_private",
+            "__init__",
+        ),
+    ),
     (8, ("compat", "compat.*")),
 ]
 
