@@ -19,8 +19,9 @@ is missing. What each check means:
 * **signatures**: each callable (function, constructor, method) accepts every way of calling it that
   pytest-mh's accepts: the same positional parameters by name and position, every keyword parameter,
   ``*args``/``**kwargs`` where pytest-mh has them, optional where pytest-mh's is optional, and no extra
-  required parameter. A member used differently (a method where pytest-mh has a property, an instance
-  method where it has a classmethod) is a signature gap too.
+  required parameter. A member used differently is a ``signature`` line too: it counts against the
+  signatures where pytest-mh's is callable (an instance method where it has a classmethod), against
+  the members where it is not (a method where pytest-mh has a property).
 * **bases**: the layer's class is a subclass of the layer's class for each public pytest-mh base
   (``SSHClient`` of ``Connection``) and of the same outside base (``logging.Logger``, ``Exception``).
 
@@ -459,24 +460,27 @@ class _Checker:
                     self.report.count("signatures", windows)
                 self._all_missing(path, entry, windows)
                 continue
-            self.report.count("members", True)
-            self.report.status[path] = "ok"
             ours = _layer_kind(raw) if raw is not None else "instance-attribute"
             problem = _kind_problem(theirs, ours)
-            if problem is not None and "parameters" not in entry:
-                self.report.status[path] = "windows" if windows else "signature"
-                self.report.gaps.append(Gap("windows" if windows else "signatures", path, problem))
+            self.report.status[path] = "ok" if problem is None else "signature"
+            before = len(self.report.gaps)
             if "parameters" in entry:
+                self.report.count("members", True)
                 ours_params = _layer_member_parameters(raw) if problem is None else None
-                before = len(self.report.gaps)
                 self.signature(path, entry["parameters"], ours_params, problem)
+                failed = problem is not None or len(self.report.gaps) > before
                 if problem is not None:
                     self.report.gaps.append(Gap("signatures", path, problem))
-                if windows and (problem is not None or len(self.report.gaps) > before):
+                if windows and failed:  # listed, not counted
                     self.report.passed["signatures"] += 1
-                    for gap in self.report.gaps[before:]:
-                        self.report.gaps[self.report.gaps.index(gap)] = Gap("windows", gap.where, gap.detail)
-                    self.report.status[path] = "windows"
+            else:
+                # an attribute used the wrong way (a method where pytest-mh has a property) is not there for a caller
+                self.report.count("members", problem is None or windows)
+                if problem is not None:
+                    self.report.gaps.append(Gap("signatures", path, problem))
+            if windows and len(self.report.gaps) > before:
+                self.report.gaps[before:] = [Gap("windows", g.where, g.detail) for g in self.report.gaps[before:]]
+                self.report.status[path] = "windows"
             if entry.get("members") and inspect.isclass(getattr(cls, member, None)):
                 self.members(path, getattr(cls, member), entry["members"], windows)
             elif entry.get("members"):
