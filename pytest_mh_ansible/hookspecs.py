@@ -55,6 +55,20 @@ def pytest_mh_host_setup(host: MultihostHost, error: BaseException | None) -> No
 
 
 @hookspec
+def pytest_mh_host_recovered(host: MultihostHost, restored: list[str], left: list[str], skipped: list[str]) -> None:
+    """A host held the journal of a session that is gone (killed, crashed): what it left was undone.
+
+    Called before the host's session setup, when its journal (``/var/lib/mh-ansible/journal``) was
+    replayed; the plugin prints each line in the terminal.
+
+    :param restored: ``[host] restored: <change> (left by session <owner>)`` for each change undone,
+        and ``[host] not restored: ...`` for changes the dead session could not have undone either.
+    :param left: What could not be undone (then the host's setup fails with the same list).
+    :param skipped: Owners of journals left alone: sessions of another controller that may still run.
+    """
+
+
+@hookspec
 def pytest_mh_topology_setup(mark: TopologyMark, hosts: list[MultihostHost], error: BaseException | None) -> None:
     """A topology's setup ran (``topology_setup`` of its controller), before the first of its tests.
 

@@ -22,7 +22,7 @@ from ._private.options import add_flag, add_lines_ini, add_repeatable, option_or
 from ._private.parallel import hooks as parallel
 from ._private.parallel.groups import group_name
 from ._private.pytest_internals import add_inventory_option, restore_setup
-from ._private.reporting import crash_check, drift_check, export, reporting
+from ._private.reporting import crash_check, drift_check, export, recovered, reporting
 from ._private.secrets import secrets
 from ._private.session.session import MultihostSession, SessionOptions
 from ._private.skips import check_skips
@@ -300,6 +300,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_UnrevertedSummary(config), "mh-ansible-unreverted")
     reporting.configure(config)
     crash_check.register(config)
+    recovered.register(config)
     drift_check.register(config)
     parallel.register(config, session)
     export.register(config)
@@ -313,6 +314,9 @@ class _HookEvents:
 
     def host_setup(self, host: MultihostHost, error: BaseException | None) -> None:
         self._hook.pytest_mh_host_setup(host=host, error=error)
+
+    def host_recovered(self, host: MultihostHost, restored: list[str], left: list[str], skipped: list[str]) -> None:
+        self._hook.pytest_mh_host_recovered(host=host, restored=restored, left=left, skipped=skipped)
 
     def topology_setup(self, mark: TopologyMark, hosts: list[MultihostHost], error: BaseException | None) -> None:
         self._hook.pytest_mh_topology_setup(mark=mark, hosts=hosts, error=error)

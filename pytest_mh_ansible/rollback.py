@@ -100,6 +100,8 @@ class RollbackJournal:
         """The calls of the scope closed last, its undo steps' calls included (with ``record_calls``)."""
         self.unreverted: list[tuple[str, str]] = []
         """(scope, ``[host] not reverted: ...``) of each change that has no inverse, in order (see :meth:`note`)."""
+        self.on_close: list[Callable[[str], None]] = []
+        """Called with a scope's name after it was undone (the hosts' journals mark their entries done)."""
 
     @property
     def scope(self) -> str | None:
@@ -231,6 +233,12 @@ class RollbackJournal:
         ]
 
     @contextmanager
+    def replay(self) -> Iterator[None]:
+        """Module calls made inside the block undo something (a dead session's changes): not recorded."""
+        with self._replay():
+            yield
+
+    @contextmanager
     def _replay(self) -> Iterator[None]:
         self._replaying, previous = True, self._replaying
         try:
@@ -246,6 +254,13 @@ class RollbackJournal:
         """
         if not any(scope.name == name for scope in self._scopes):
             return
+        try:
+            self._close(name)
+        finally:
+            for listener in self.on_close:
+                listener(name)
+
+    def _close(self, name: str) -> None:
         errors: list[Exception] = []
         while self._scopes:
             scope = self._scopes[-1]  # left on the stack while it is undone: pending() still lists it

@@ -1,4 +1,4 @@
-"""The ``pytest-mh-ansible`` command: ``lab up|down|status|inventory``, ``replay`` and ``convert-mhc``."""
+"""The ``pytest-mh-ansible`` command: ``lab up|down|status|inventory``, ``replay``, ``recover`` and ``convert-mhc``."""
 
 from __future__ import annotations
 
@@ -75,6 +75,9 @@ def _parser() -> argparse.ArgumentParser:
         ("inventory", "print the path of a lab's inventory"),
     ):
         common(actions.add_parser(name, help=text))
+    from pytest_mh_ansible._private.recover_cli import add_parser as add_recover
+
+    add_recover(commands)
     replay = commands.add_parser(
         "replay", help="replay a test's changes exported by --mh-export-playbooks (setup.yml, then changes.yml)"
     )
@@ -187,6 +190,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "convert-mhc":
         return _convert_mhc(args)
+    if args.command == "recover":
+        from pytest_mh_ansible._private.recover_cli import recover
+
+        try:
+            return recover(args)
+        except MultihostError as err:
+            print(f"pytest-mh-ansible: error: {err}", file=sys.stderr)
+            return 1
     try:
         if args.command == "replay":
             from pytest_mh_ansible._private.reporting.export import replay

@@ -165,7 +165,9 @@ def test_docs__utility_calls_in_docs_exist() -> None:
     assert {"fs", "svc", "users", "firewall"} <= set(utilities)
     call = re.compile(r"\b(?:host|role|server\d*|client\d*|\w+_host)\.(" + "|".join(utilities) + r")\.(\w+)")
     missing = []
-    for path in [*PAGES, *SOURCES]:
+    # The compatibility layer's docstrings show pytest-mh's utilities (client.svc is its SystemdServices there).
+    compat = ROOT / "pytest_mh_ansible" / "compat"
+    for path in [p for p in [*PAGES, *SOURCES] if compat not in p.parents]:
         for number, line in enumerate(path.read_text().splitlines(), 1):
             for utility, attr in call.findall(line):
                 cls = utilities[utility]

@@ -49,6 +49,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
             "plugin",
             "hookspecs",
             "_private.cli",
+            "_private.recover_cli",
             "_private.pytest_internals",
             "_private.pytest_mh_cli",
             "_private.alias",

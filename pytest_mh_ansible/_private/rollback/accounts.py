@@ -71,6 +71,11 @@ class GroupState:
     local: bool = False
     unreadable: str | None = None
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GroupState:
+        """Back from :func:`dataclasses.asdict` (as a host's journal keeps it)."""
+        return cls(**{**data, "members": tuple(data.get("members") or ())})
+
 
 @dataclass(frozen=True)
 class UserState:
@@ -95,6 +100,22 @@ class UserState:
     group: GroupState | None = None
     missing: tuple[str, ...] = ()
     unreadable: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UserState:
+        """Back from :func:`dataclasses.asdict` (as a host's journal keeps it)."""
+        shadow = data.get("shadow")
+        group = data.get("group")
+        return cls(
+            **{
+                **data,
+                "fields": tuple(data.get("fields") or ()),
+                "groups": tuple(data.get("groups") or ()),
+                "shadow": None if shadow is None else tuple(shadow),
+                "missing": tuple(data.get("missing") or ()),
+                "group": None if group is None else GroupState.from_dict(group),
+            }
+        )
 
 
 def _lines(host: MultihostHost, script: str) -> dict[str, tuple[int, str]]:

@@ -22,13 +22,15 @@ import dataclasses
 import itertools
 import logging
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...errors import RollbackError
 from ...rollback import RollbackJournal
+from ..secrets import secrets
 from . import accounts, snapshots
+from .host_journal import RUN_ID, HostJournal
 from .service_state import service_state
 from .snapshots import SNAPSHOT_DIR
 
@@ -66,6 +68,11 @@ _READ_ONLY_MODULES = {
 _counter = itertools.count(1)
 
 
+def _state_arg(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The one argument of a user or group call that its undo reads (never a password the test gave)."""
+    return {"state": str(args.get("state", "present"))}
+
+
 def short_name(module: str) -> str:
     """``ansible.builtin.copy`` → ``copy``; ``community.general.ini_file`` → ``ini_file``."""
     return module.rsplit(".", 1)[-1]
@@ -90,13 +97,17 @@ class _Token:
     undo: Callable[[ModuleResult | None], Callable[[], None] | None] | None = None
     unreverted: str | None = None  # what part of the change no inverse covers (set by the undo factory)
     silent_change: Callable[[], bool] | None = None  # whether an unchanged call changed the host all the same
+    recipe: list[dict[str, Any]] | None = None  # the undo as data, kept on the host for a later session
+    persisted: int | None = None  # its entry in the host's journal (host_journal.py)
 
 
 class JournalRecorder:
     """The :class:`~pytest_mh_ansible.modules.ChangeRecorder` that feeds the rollback journal."""
 
-    def __init__(self, journal: RollbackJournal) -> None:
+    def __init__(self, journal: RollbackJournal, *, persist: HostJournal | None = None) -> None:
         self.journal = journal
+        self.persist = persist
+        """Where each change's undo is also written on its host before the change (crash recovery)."""
 
     # -- the ChangeRecorder protocol ----------------------------------------------------------
     def prepare(
@@ -109,11 +120,25 @@ class JournalRecorder:
             path = args.get(SELF_SNAPSHOTTING[module])
             if path and "snapshot" not in args:
                 self._snapshot(token, [str(path)], inline=True)
-            return token
-        if module.startswith("mh_ansible.rollback."):
+        elif module.startswith("mh_ansible.rollback."):
             return None  # the journal's own bookkeeping is not recorded
-        with self.journal.internal():  # the probes below read the before-state: not changes to export
-            return self._prepare(host, module, args, revert_paths)
+        else:
+            with self.journal.internal():  # the probes below read the before-state: not changes to export
+                token = self._prepare(host, module, args, revert_paths)
+        self._persist(token)
+        return token
+
+    def _persist(self, token: _Token) -> None:
+        """Write the change's undo on its host before the change, so that a later session can replay it."""
+        if self.persist is None or (token.recipe is None and token.undo is None and token.unreverted is None):
+            return  # nothing this call can change that the journal knows of
+        if token.recipe is None and token.undo is not None and token.snapshot is None:
+            return  # covered by an earlier snapshot of this scope: that entry restores it
+        steps = token.recipe or []
+        with self.journal.internal():
+            token.persisted = self.persist.begin(
+                token.host, describe(token.module, token.args), steps, why=token.unreverted
+            )
 
     def _prepare(
         self, host: MultihostHost, module: str, args: Mapping[str, Any], revert_paths: Sequence[str] | None
@@ -174,11 +199,25 @@ class JournalRecorder:
                     f"not reverted: {operation} {what} and has no known inverse "
                     "(name revert_paths=[...] to snapshot what it changes)",
                 )
+            self._settled(token)  # reported: a later session could not undo it either
             return
         if isinstance(undo, _Nothing):
             self.journal.unchanged(token.host, operation, undo.why)
+            self._settled(token)
             return
-        self.journal.record(token.host, operation, undo)
+        self.journal.record(token.host, operation, self._marked(token, undo))
+
+    def _marked(self, token: _Token, undo: Callable[[], None]) -> Callable[[], None]:
+        """``undo``, then its entry in the host's journal marked done (when it has one)."""
+        if token.persisted is None or self.persist is None:
+            return undo
+        persist, host, number = self.persist, token.host, token.persisted
+
+        def undo_and_mark() -> None:
+            undo()
+            persist.done(host, number)
+
+        return undo_and_mark
 
     def protect_paths(self, host: MultihostHost, paths: Sequence[str]) -> Callable[[bool, str], None]:
         """Snapshot ``paths`` before an operation the journal cannot see into (a playbook).
@@ -186,17 +225,19 @@ class JournalRecorder:
         :returns: A function to call after the operation: ``finish(changed, operation)`` records
             the restore when something changed, and drops the snapshot otherwise.
         """
-        token = _Token(host, "paths", {})
+        token = _Token(host, "paths", {"path": ", ".join(paths)})
         self._snapshot(token, list(paths))
+        self._persist(token)
 
         def finish(changed: bool, operation: str) -> None:
             if changed and token.undo is not None:
                 undo = token.undo(None)
                 if isinstance(undo, _Nothing):
                     self.journal.unchanged(host, operation, undo.why)
+                    self._settled(token)
                     return
                 if undo is not None:
-                    self.journal.record(host, operation, undo)
+                    self.journal.record(host, operation, self._marked(token, undo))
                     return
             self.abort(token)
 
@@ -207,6 +248,13 @@ class JournalRecorder:
         if isinstance(token, _Token) and token.snapshot is not None:
             with self.journal.internal():
                 token.host.conn.run(f"rm -rf {shlex.quote(f'{SNAPSHOT_DIR}/{token.snapshot}')}", raise_on_error=False)
+        self._settled(token)
+
+    def _settled(self, token: object) -> None:
+        """Nothing of the call is left to undo: its entry in the host's journal is marked done."""
+        if isinstance(token, _Token) and token.persisted is not None and self.persist is not None:
+            self.persist.done(token.host, token.persisted)
+            token.persisted = None
 
     def called(
         self, host: MultihostHost, module: str, args: Mapping[str, Any], *, become: bool | None, become_user: str | None
@@ -225,13 +273,14 @@ class JournalRecorder:
         if not fresh:
             token.undo = lambda result: _COVERED  # a snapshot of this scope covers these paths already
             return
-        name = f"mh-{next(_counter)}"
+        name = f"mh-{RUN_ID}-{next(_counter)}"  # unique across sessions and machines
         if inline:
             token.arguments = {"snapshot": name, "backup_dir": SNAPSHOT_DIR}
         else:
             fresh = snapshots.take(host, fresh, name, missing_parents=missing_parents)
         token.snapshot = name
         token.paths = fresh
+        token.recipe = [{"do": "restore", "snapshot": name}]
 
         def undo(result: ModuleResult | None) -> Callable[[], None]:
             for path in fresh:
@@ -251,6 +300,10 @@ class JournalRecorder:
         snapshot, at_commit = self._account_snapshot(token)
         undo, why = accounts.user_inverse(token.host, state, token.args, snapshot=snapshot)
         self._account_undo(token, undo, why, at_commit)
+        if undo is not None and token.snapshot is None:  # not restored from a snapshot: the user step
+            if state.shadow is not None:
+                secrets.add(state.shadow[1])  # a password hash: never in a log line of the journal's write
+            token.recipe = [{"do": "user", "state": dataclasses.asdict(state), "args": _state_arg(token.args)}]
 
     def _before_group(self, token: _Token) -> None:
         name = str(token.args.get("name", ""))
@@ -260,6 +313,8 @@ class JournalRecorder:
         state = accounts.probe_group(token.host, name)
         undo, why = accounts.group_inverse(token.host, state, token.args, snapshot=snapshot)
         self._account_undo(token, undo, why, at_commit)
+        if undo is not None and token.snapshot is None:
+            token.recipe = [{"do": "group", "state": dataclasses.asdict(state), "args": _state_arg(token.args)}]
 
     def _account_snapshot(
         self, token: _Token
@@ -328,40 +383,15 @@ class JournalRecorder:
             )
         if active_state == "failed" and token.args.get("state") in ("started", "restarted", "reloaded"):
             token.unreverted = f"service {name!r} was failed before the call: the undo stops it (no failure is made up)"
-        active = active_state in ("active", "activating", "reloading")
         module = (
             "ansible.builtin.systemd"
             if short_name(token.module) in ("systemd", "systemd_service")
             else ("ansible.builtin.service")
         )
-
-        def undo(result: ModuleResult | None) -> Callable[[], None] | None:
-            restore: dict[str, Any] = {"name": name}
-            state = token.args.get("state")
-            if state in ("started", "stopped") or (state in ("restarted", "reloaded") and not active):
-                restore["state"] = "started" if active else "stopped"
-            if "enabled" in token.args and enabled_state in ("enabled", "disabled"):
-                restore["enabled"] = enabled_state == "enabled"
-            if "masked" in token.args:
-                restore["masked"] = enabled_state == "masked"
-            # sysv, no rc.d link before: enabled=false would leave K links, so the links are removed
-            unlink = "enabled" in token.args and enabled_state == "none"
-            if len(restore) == 1 and not unlink:
-                return _SAME_STATE  # e.g. a restart of a running service: its state is as before
-
-            def revert() -> None:
-                # Only running or not to put back: what the module would run, in one command.
-                plain = set(restore) == {"name", "state"} and set(token.args) <= {"name", "state"}
-                if plain and _service_command(host, name, "start" if restore["state"] == "started" else "stop"):
-                    return
-                if len(restore) > 1:
-                    _ok(host.ansible.run(module, restore))
-                if unlink:
-                    host.conn.run(f"update-rc.d -f {shlex.quote(name)} remove >/dev/null")
-
-            return revert
-
-        token.undo = undo
+        args = {key: token.args[key] for key in ("state", "enabled", "masked") if key in token.args}
+        was, plain = [active_state, enabled_state], set(token.args) <= {"name", "state"}
+        token.recipe = [{"do": "service", "name": name, "module": module, "args": args, "was": was, "plain": plain}]
+        token.undo = lambda result: service_undo(host, name=name, module=module, args=args, was=was, plain=plain)
 
     # -- kernel settings ----------------------------------------------------------------------
     def _before_sysctl(self, token: _Token) -> None:
@@ -380,6 +410,9 @@ class JournalRecorder:
         old = None if out.stdout.strip() == ":absent:" else " ".join(out.stdout.split())
         self._snapshot(token, [str(token.args.get("sysctl_file") or "/etc/sysctl.conf")])
         file_undo = token.undo
+        token.recipe = [{"do": "sysctl", "key": key, "old": old}]
+        if token.snapshot is not None:
+            token.recipe.insert(0, {"do": "restore", "snapshot": token.snapshot})
 
         def undo(result: ModuleResult | None) -> Callable[[], None]:
             restore_file = file_undo(result) if file_undo is not None else None
@@ -387,11 +420,7 @@ class JournalRecorder:
             def revert() -> None:
                 if restore_file is not None:
                     restore_file()
-                if old is None:
-                    return
-                now = host.conn.run(f"cat {shlex.quote(path)}", raise_on_error=False).stdout
-                if " ".join(now.split()) != old:
-                    host.conn.run(f"{_SBIN_PATH}sysctl -q -w {shlex.quote(f'{key}={old}')}")
+                sysctl_undo(host, key, old)
 
             return revert
 
@@ -438,6 +467,11 @@ class JournalRecorder:
             # An upgrade of what was installed: the old versions are not kept, so it cannot be undone.
             token.unreverted = f"state=latest may have upgraded {', '.join(upgraded)} (a downgrade is not attempted)"
 
+        data = {"before": sorted(before), "held": sorted(held), "dpkg": dpkg, "wanted": wanted, "state": state}
+        token.recipe = [{"do": "packages", **data}]
+        if dpkg and token.snapshot is not None:
+            token.recipe.append({"do": "restore", "snapshot": token.snapshot})
+
         def undo(result: ModuleResult | None) -> Callable[[], None] | None:
             marks = None
             if states_undo is not None:
@@ -445,28 +479,7 @@ class JournalRecorder:
                     marks = states_undo(result)
                 else:
                     self.abort(token)  # apt's marks are as they were: the snapshot goes
-            if dpkg:
-                # What the call installed (dependencies too) is purged, what it removed (reverse
-                # dependencies too) installed again; packages that were there before are left alone
-                # (no autoremove: it would also take orphans the test did not make).
-                now = host.conn.run(f"{_DPKG_INSTALLED} || exit 3", raise_on_error=False)
-                if now.rc != 0:
-                    raise RollbackError(host.name, describe(token.module, token.args), "dpkg-query failed")
-                after, _ = _installed(now.stdout.split())
-                new, gone = sorted(after - before), sorted(before - after)
-            else:
-                new = [n for n in wanted if n not in before] if state in ("present", "installed", "latest") else []
-                gone = [n for n in wanted if n in before] if state in ("absent", "removed") else []
-            steps: list[Callable[[], None]] = []
-            if new and dpkg:
-                steps.append(lambda: _purge(host, new))
-            elif new:
-                steps.append(lambda: _ok(host.ansible.run("ansible.builtin.package", name=new, state="absent")))
-            if gone:
-                steps.append(lambda: _ok(host.ansible.run("ansible.builtin.package", name=gone, state="present")))
-            if held & set(gone):
-                selections = "".join(f"{name} hold\\n" for name in sorted(held & set(gone)))
-                steps.append(lambda: _hold(host, selections))
+            steps = package_steps(host, before=before, held=held, dpkg=dpkg, wanted=wanted, state=state)
             if marks is not None and not isinstance(marks, _Nothing):
                 steps.append(marks)
             if not steps:
@@ -479,6 +492,50 @@ class JournalRecorder:
             return run_steps
 
         token.undo = undo
+
+
+def sysctl_undo(host: MultihostHost, key: str, old: str | None) -> None:
+    """Set sysctl ``key`` back to ``old`` (its running value before; None: it did not exist) if it differs."""
+    if old is None:
+        return
+    path = "/proc/sys/" + key.replace(".", "/")
+    now = host.conn.run(f"cat {shlex.quote(path)}", raise_on_error=False).stdout
+    if " ".join(now.split()) != old:
+        host.conn.run(f"{_SBIN_PATH}sysctl -q -w {shlex.quote(f'{key}={old}')}")
+
+
+def package_steps(
+    host: MultihostHost, *, before: Iterable[str], held: Iterable[str], dpkg: bool, wanted: Sequence[str], state: str
+) -> list[Callable[[], None]]:
+    """What puts a host's packages back as ``before`` (``held``: those on hold), as the host is now.
+
+    dpkg: what is installed now and was not is purged, what was and is not is installed again (and held
+    again); packages that were there before are left alone (no autoremove: it would also take orphans
+    the test did not make). rpm: only the ``wanted`` packages of the call, by its ``state``.
+
+    :raises RollbackError: The installed packages cannot be read now.
+    """
+    before = set(before)
+    if dpkg:
+        now = host.conn.run(f"{_DPKG_INSTALLED} || exit 3", raise_on_error=False)
+        if now.rc != 0:
+            raise RollbackError(host.name, f"packages {', '.join(wanted)}", "dpkg-query failed")
+        after, _ = _installed(now.stdout.split())
+        new, gone = sorted(after - before), sorted(before - after)
+    else:
+        new = [n for n in wanted if n not in before] if state in ("present", "installed", "latest") else []
+        gone = [n for n in wanted if n in before] if state in ("absent", "removed") else []
+    steps: list[Callable[[], None]] = []
+    if new and dpkg:
+        steps.append(lambda: _purge(host, new))
+    elif new:
+        steps.append(lambda: _ok(host.ansible.run("ansible.builtin.package", name=new, state="absent")))
+    if gone:
+        steps.append(lambda: _ok(host.ansible.run("ansible.builtin.package", name=gone, state="present")))
+    rehold = sorted(set(held) & set(gone))
+    if rehold:
+        steps.append(lambda: _hold(host, "".join(f"{name} hold\\n" for name in rehold)))
+    return steps
 
 
 # The account and service commands live in sbin, which a non-root login's PATH may lack.
@@ -557,6 +614,42 @@ def _purge(host: MultihostHost, names: Sequence[str]) -> None:
             return
         log.info("%s: %s of %s exited %d: %s", host.name, tool, quoted, done.rc, then)
     _ok(host.ansible.run("ansible.builtin.apt", name=list(names), state="absent", purge=True))
+
+
+def service_undo(
+    host: MultihostHost, *, name: str, module: str, args: Mapping[str, Any], was: Sequence[str], plain: bool
+) -> Callable[[], None] | None:
+    """The undo of a service call with ``args`` (its state, enabled, masked) on a service that ``was``
+    ``(active, enabled)`` before; :data:`_SAME_STATE` when the call left nothing to put back.
+
+    :param plain: The call named only the service and its state (then a start or stop is one command).
+    """
+    active_state, enabled_state = was
+    active = active_state in ("active", "activating", "reloading")
+    restore: dict[str, Any] = {"name": name}
+    state = args.get("state")
+    if state in ("started", "stopped") or (state in ("restarted", "reloaded") and not active):
+        restore["state"] = "started" if active else "stopped"
+    if "enabled" in args and enabled_state in ("enabled", "disabled"):
+        restore["enabled"] = enabled_state == "enabled"
+    if "masked" in args:
+        restore["masked"] = enabled_state == "masked"
+    # sysv, no rc.d link before: enabled=false would leave K links, so the links are removed
+    unlink = "enabled" in args and enabled_state == "none"
+    if len(restore) == 1 and not unlink:
+        return _SAME_STATE  # e.g. a restart of a running service: its state is as before
+
+    def revert() -> None:
+        # Only running or not to put back: what the module would run, in one command.
+        action = "start" if restore.get("state") == "started" else "stop"
+        if plain and set(restore) == {"name", "state"} and _service_command(host, name, action):
+            return
+        if len(restore) > 1:
+            _ok(host.ansible.run(module, restore))
+        if unlink:
+            host.conn.run(f"update-rc.d -f {shlex.quote(name)} remove >/dev/null")
+
+    return revert
 
 
 def _service_command(host: MultihostHost, name: str, action: str) -> bool:

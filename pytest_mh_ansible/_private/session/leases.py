@@ -105,7 +105,7 @@ exp=${2:-}
 if [ -z "$exp" ]; then exp=$(( $(stat -c %Y "$d" 2>/dev/null || echo "$now") + ttl )); fi
 if [ "$now" -gt "$exp" ] && mkdir "$d/takeover" 2>/dev/null; then
   old=$(cat "$d/absent" 2>/dev/null)
-  rm -rf "$d" && made && note "$old" "$before" "$gone" && write && echo acquired && exit 0
+  rm -rf "$d" && made && note "$old" "$before" "$gone" && write && echo "acquired took-over $1" && exit 0
 fi
 echo "held ${1:-unknown} $exp"
 """
@@ -189,6 +189,8 @@ class HostLeases:
         self._held: set[str] = set()
         # Traces noted at a take that its release could not remove yet (not empty): the next take notes them.
         self._kept: dict[str, list[str]] = {}
+        self.taken_over: dict[str, set[str]] = {}
+        """The owners whose expired leases this session took over, by host (their sessions are gone)."""
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -231,6 +233,12 @@ class HostLeases:
                     host, _TAKE, lease_path(host, self.root), self.owner.token, str(self.ttl), before, *self.traces
                 )
                 if answer == "acquired":
+                    break
+                if answer.startswith("acquired took-over "):
+                    # The holder let its lease expire: it is gone, and its journal on the host may be replayed.
+                    previous = answer.removeprefix("acquired took-over ").strip()
+                    log.warning("host %s: took over the expired lease of %s", host, previous)
+                    self.taken_over.setdefault(host, set()).add(previous)
                     break
                 _, _, rest = answer.partition(" ")
                 holder, _, expiry = rest.partition(" ")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
+import re
+import socket
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, Unpack
@@ -16,7 +19,9 @@ from ...registry import Registry
 from ...rollback import RollbackJournal
 from ..ansible.executor_choice import ExecutorName, executor_for_host
 from ..ansible.playbooks import PlaybookRunner
+from ..rollback.host_journal import JOURNAL_DIR, RUN_ID, HostJournal
 from ..rollback.inverses import JournalRecorder
+from ..rollback.recovery import recover_host, session_gone
 from ..teardown import run_all
 from .assignment import Assignment, HostInfo, assign
 from .connect import probe_all
@@ -35,6 +40,11 @@ if TYPE_CHECKING:
 __all__ = ["ActiveTopology", "MultihostSession", "NoEvents", "SessionEvents", "SessionOptions"]
 
 log = logging.getLogger("pytest_mh_ansible")
+
+
+def _controller_id() -> str:
+    """This machine's id in lease and journal owners (as ``--mh-controller-id`` defaults to)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname())
 
 
 @dataclass(frozen=True)
@@ -70,6 +80,9 @@ class SessionEvents(Protocol):
     def host_setup(self, host: MultihostHost, error: BaseException | None) -> None:
         """A host's session setup ran (``error``: why it failed, or None)."""
 
+    def host_recovered(self, host: MultihostHost, restored: list[str], left: list[str], skipped: list[str]) -> None:
+        """What a dead session left on ``host`` was undone from its journal, before the host's setup."""
+
     def topology_setup(self, mark: TopologyMark, hosts: list[MultihostHost], error: BaseException | None) -> None:
         """A topology was set up before its first test (``hosts``: those whose session setup succeeded)."""
 
@@ -84,6 +97,9 @@ class NoEvents:
     """A :class:`SessionEvents` that listens to nothing (a session outside pytest, in unit tests)."""
 
     def host_setup(self, host: MultihostHost, error: BaseException | None) -> None:
+        pass
+
+    def host_recovered(self, host: MultihostHost, restored: list[str], left: list[str], skipped: list[str]) -> None:
         pass
 
     def topology_setup(self, mark: TopologyMark, hosts: list[MultihostHost], error: BaseException | None) -> None:
@@ -150,7 +166,13 @@ class MultihostSession:
             )
         self.journal = RollbackJournal(record_calls=options.record_calls)
         self.journal.open("session")
-        self._recorder = JournalRecorder(self.journal)
+        # Each change's undo is also written on its host before the change: a later session replays
+        # what this one leaves if it dies (recovery.py). The owner token names the file there.
+        owner = options.lease_owner.token if options.lease_owner is not None else None
+        self.controller = options.lease_owner.controller if options.lease_owner is not None else _controller_id()
+        self.persist = HostJournal(owner or f"{self.controller}/{os.getpid()}/{RUN_ID}")
+        self.journal.on_close.append(lambda scope: self.persist.flush())
+        self._recorder = JournalRecorder(self.journal, persist=self.persist)
         self.playbooks = PlaybookRunner(
             options.sources,
             options.vault_password_files,
@@ -350,6 +372,28 @@ class MultihostSession:
             raise HostUnreachableError(err.host, err.reason) from err
         raise MultihostError(f"topology {active.mark.name!r} could not be set up: {type(err).__name__}: {err}") from err
 
+    def _recover(self, host: MultihostHost) -> None:
+        """Undo what a session that is gone left on ``host`` (its journal there), before the host's first use.
+
+        :raises MultihostError: Some of it could not be undone: the list, and how to finish by hand.
+        """
+        taken_over: set[str] = set(self.leases.taken_over.get(host.name, ())) if self.leases is not None else set()
+
+        def may_replay(owner: str) -> bool:
+            return session_gone(owner, self.controller, taken_over=taken_over)
+
+        with self.journal.replay():
+            report = recover_host(host, may_replay, me=self.persist.owner)
+        if report.restored_anything or report.skipped:
+            self.events.host_recovered(host, report.lines, report.failures, report.skipped)
+        if report.failures:
+            raise MultihostError(
+                f"host {host.name!r}: a session that is gone left changes that could not be undone: "
+                + "; ".join(report.failures)
+                + f" (the journal stays in {JOURNAL_DIR} on the host; undo them by hand, or run "
+                "`pytest-mh-ansible recover -i INVENTORY` once the cause is fixed)"
+            )
+
     def _setup_host(self, name: str, probed: Mapping[str, BaseException | None] | None = None) -> None:
         if name in self._host_state:
             err = self._host_state[name]
@@ -366,6 +410,7 @@ class MultihostSession:
                 host.conn.connect()
                 # Connection plugins connect lazily; one command proves the host is reachable.
                 host.conn.run("true", raise_on_error=False)
+            self._recover(host)
             host.pytest_setup()
         except HostUnreachableError as err:
             self._host_state[name] = err
@@ -409,6 +454,22 @@ class MultihostSession:
         registry = self.registry
         return registry.fixture_class(active, registry.make_role, self.playbooks, request)
 
+    def _finish_journals(self, *, failed: bool) -> None:
+        """The session's journals on its hosts: removed when everything was undone, else kept for a recovery."""
+        self.persist.flush()
+        for host in self.persist.hosts:
+            if failed:
+                log.warning(
+                    "%s: the rollback journal %s stays on the host (some undo steps failed)",
+                    host.name,
+                    self.persist.path,
+                )
+                continue
+            try:
+                self.persist.finish(host)
+            except Exception as err:  # a host gone: its journal says all is done, a later session removes it
+                log.warning("%s: could not remove the rollback journal %s: %s", host.name, self.persist.path, err)
+
     def shutdown(self) -> list[Exception]:
         """End of session: leave the topology, ``pytest_teardown`` every set-up host, close connections."""
         errors: list[Exception] = []
@@ -425,7 +486,9 @@ class MultihostSession:
                 except Exception as err:
                     errors.append(err)
             errors.extend(run_all("session teardown", [(host, host.pytest_teardown) for host in hosts], reraise=False))
-            errors.extend(self.journal.close_all())
+            closed = self.journal.close_all()
+            errors.extend(closed)
+            self._finish_journals(failed=bool(closed))
             try:
                 self.events.session_teardown(hosts, list(errors))
             except Exception as err:

@@ -117,5 +117,6 @@ def test_accounts__pre_existing_in_unusual_states__restored_byte_for_byte_or_rep
     result.assert_outcomes(passed=3)
     # the #32 case: reverted by putting the old entry back, never by deleting the account
     assert "userdel" not in text or "legacy" not in text.split("userdel", 1)[1].split("\n", 1)[0]
-    # nothing was said to be reverted that was not: the NSS user changed nothing it could revert
-    assert "reverted: ansible.builtin.user name=nssuser" not in text
+    # nothing was said to be reverted that was not: the NSS-only user is reported, never touched
+    assert "] reverted: ansible.builtin.user name=nssuser" not in text
+    assert "user 'nssuser' exists through NSS only (not in /etc/passwd)" in text

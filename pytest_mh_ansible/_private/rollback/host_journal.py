@@ -1,0 +1,166 @@
+"""The journal on the host: what a session is about to change, kept beside its snapshots, for a later session.
+
+The rollback journal lives in the pytest process: when that process dies (``kill -9``, an OOM kill, a
+lost controller), its undo steps die with it, and the hosts keep the test's changes. So before each
+change the recorder also appends the change's undo, as data (:mod:`.recipes`), to a file on the host:
+``/var/lib/mh-ansible/journal/<owner>.jsonl``, one JSON object a line::
+
+    {"n": 3, "op": "ansible.builtin.user name=alice", "steps": [{"do": "user", ...}]}
+    {"done": [1, 2, 3]}
+
+``done`` lists the entries undone (or that changed nothing); they are written in batches, at the next
+write to the host and when a scope closes. A session that ends well removes its file. A later session
+that finds a file of a session that is gone replays the entries not done, newest first
+(:func:`pending`), and removes the file (see :mod:`.recovery`).
+
+The file is written by the login user with ``become`` as the module calls are (0700 directory, 0600
+file: it names the snapshots and may hold password hashes of the accounts it restores).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shlex
+import threading
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...host import MultihostHost
+
+__all__ = ["JOURNAL_DIR", "RUN_ID", "HostJournal", "JournalFile", "owner_file", "pending"]
+
+log = logging.getLogger("pytest_mh_ansible.rollback")
+
+JOURNAL_DIR = "/var/lib/mh-ansible/journal"
+"""Where the hosts keep the journals of sessions (beside the snapshots, ``/var/lib/mh-ansible/snapshots``)."""
+
+RUN_ID = f"{os.getpid():x}{uuid.uuid4().hex[:8]}"
+"""This process's mark in the names of its snapshots: unique across sessions and machines."""
+
+_SAFE = re.compile(r"[^A-Za-z0-9._~-]")
+
+
+def owner_file(owner: str) -> str:
+    """The journal file of session ``owner`` (``controller/pid/run``) on a host."""
+    return f"{JOURNAL_DIR}/{_SAFE.sub('_', owner.replace('/', '~'))}.jsonl"
+
+
+def owner_of(path: str) -> str:
+    """The owner a journal file's name stands for (the inverse of :func:`owner_file`)."""
+    return os.path.basename(path).removesuffix(".jsonl").replace("~", "/")
+
+
+class HostJournal:
+    """This session's journal files on its hosts: entries written before a change, marks batched.
+
+    Example::
+
+        persist = HostJournal("ci-1/4242/0a1b2c")
+        n = persist.begin(host, "ansible.builtin.user name=alice", [{"do": "user", ...}])
+        ...                     # the change, then later its undo
+        persist.done(host, n)   # queued; written with the next entry or by flush()
+        persist.flush()
+        persist.finish(host)    # at the end of the session: the file goes
+    """
+
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+        self.path = owner_file(owner)
+        self._next = 0
+        self._marks: dict[str, tuple[MultihostHost, list[int]]] = {}
+        self._written: dict[str, MultihostHost] = {}  # hosts that have this session's file
+        self._lock = threading.Lock()
+
+    @property
+    def hosts(self) -> list[MultihostHost]:
+        """The hosts this session wrote a journal on (and has not finished)."""
+        return list(self._written.values())
+
+    def begin(
+        self, host: MultihostHost, operation: str, steps: Sequence[Mapping[str, Any]], *, why: str | None = None
+    ) -> int:
+        """Append an entry before the change it undoes (with the marks queued for the host); its number.
+
+        :param why: Why the change has no undo of its own (then ``steps`` is empty): said by a recovery.
+        """
+        with self._lock:
+            self._next += 1
+            number = self._next
+            lines = self._take_marks(host.name)
+        entry: dict[str, Any] = {"n": number, "op": operation, "steps": list(steps)}
+        if why is not None:
+            entry["why"] = why
+        lines.append(entry)
+        self._append(host, lines)
+        return number
+
+    def done(self, host: MultihostHost, number: int) -> None:
+        """Entry ``number`` was undone, or its call changed nothing: queued until the next write or flush."""
+        with self._lock:
+            self._marks.setdefault(host.name, (host, []))[1].append(number)
+
+    def flush(self) -> None:
+        """Write every queued mark (one command per host); a host that cannot be reached keeps them queued."""
+        with self._lock:
+            queued = {name: (host, numbers) for name, (host, numbers) in self._marks.items() if numbers}
+            self._marks = {}
+        for name, (host, numbers) in queued.items():
+            try:
+                self._append(host, [{"done": numbers}])
+            except Exception as err:  # said, and kept: a later write carries them
+                log.warning("%s: could not mark journal entries %s as done: %s", name, numbers, err)
+                with self._lock:
+                    self._marks.setdefault(name, (host, []))[1][:0] = numbers
+
+    def finish(self, host: MultihostHost) -> None:
+        """The session is done with ``host`` and nothing is left to undo there: its file goes."""
+        with self._lock:
+            self._marks.pop(host.name, None)
+            self._written.pop(host.name, None)
+        host.conn.run(f"rm -f {shlex.quote(self.path)}; rmdir {JOURNAL_DIR} 2>/dev/null; true", raise_on_error=False)
+
+    def _take_marks(self, name: str) -> list[dict[str, Any]]:
+        _, numbers = self._marks.pop(name, (None, []))
+        return [{"done": numbers}] if numbers else []
+
+    def _append(self, host: MultihostHost, lines: Sequence[Mapping[str, Any]]) -> None:
+        text = "".join(json.dumps(line, sort_keys=True, separators=(",", ":")) + "\n" for line in lines)
+        done = host.conn.run(
+            f"umask 077; mkdir -p {JOURNAL_DIR} && printf %s {shlex.quote(text)} >> {shlex.quote(self.path)}",
+            raise_on_error=False,
+        )
+        if done.rc != 0:
+            raise OSError(f"{host.name}: could not write the rollback journal {self.path} (exit {done.rc})")
+        with self._lock:
+            self._written[host.name] = host
+
+
+class JournalFile:
+    """A journal file read from a host: its owner and entries."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.owner = owner_of(path)
+        self.entries: list[dict[str, Any]] = []
+        self.done: set[int] = set()
+        self.unreadable = 0
+        for line in text.splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:
+                self.unreadable += 1  # a line cut by the crash: its change had not started
+                continue
+            if "done" in item:
+                self.done.update(int(n) for n in item["done"])
+            elif "n" in item:
+                self.entries.append(item)
+
+
+def pending(journal: JournalFile) -> list[dict[str, Any]]:
+    """The entries of ``journal`` not undone yet, newest first (the order to undo them in)."""
+    return [entry for entry in reversed(journal.entries) if int(entry["n"]) not in journal.done]
