@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from ..marks import KnownTopologyBase, TopologyMark
+from . import alias
 from .options import add_flag
 
 __all__ = [
@@ -114,9 +115,7 @@ def options_group(
     A real pytest-mh registered already (``-p pytest_mh``) keeps its options: they are held and
     dropped. Otherwise a conftest may still register it: they are held until :func:`release`.
     """
-    from .alias import real_pytest_mh_installed
-
-    if not real_pytest_mh_installed():
+    if not alias.real_pytest_mh_installed():
         return HeldOptions(group, holding=False)
     held = HeldOptions(group, holding=True)
     if real_plugin(pluginmanager) is None:
