@@ -54,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--package", action="append", default=[], metavar="PKG", help="make a package installable")
     up.add_argument("--user", metavar="NAME", help="create a non-root user with a password and sudo")
     up.add_argument("--password", action="store_true", help="give root a generated password too")
+    up.add_argument(
+        "--replace", action="store_true", help="replace a lab of this name that is up with another spec (its files go)"
+    )
     convert = commands.add_parser("convert-mhc", help="write a pytest-mh mhc.yaml as an Ansible inventory")
     convert.add_argument("mhc", type=Path, help="the pytest-mh configuration (mhc.yaml)")
     convert.add_argument("-o", "--output", type=Path, help="write the inventory here (default: stdout)")
@@ -206,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.action == "up":
             lab = _lab_to_bring_up(args)
             started = time.monotonic()
-            lab.up()
+            lab.up(replace=args.replace)
             print(_table(lab.status()))
             print(f"lab {lab.spec.name!r} is up in {time.monotonic() - started:.2f} s")
             print(f"inventory:  {lab.inventory_path}")

@@ -229,22 +229,24 @@ class Lab:
         self.down()
 
     # -- up ----------------------------------------------------------------------------------------------
-    def up(self) -> Lab:
+    def up(self, *, replace: bool = False) -> Lab:
         """Bring the lab up; an already-running lab with the same spec is left alone.
 
-        A recorded lab that is partly dead, or was brought up from a different spec, is torn down first.
+        A recorded lab that is partly dead is torn down first. A running lab of another spec is its
+        hosts and their files: it is replaced only when ``replace`` says so.
 
-        :raises LabError: The machine cannot host the lab, or a host did not come up (the lab is torn down).
+        :raises LabError: The machine cannot host the lab, a host did not come up (the lab is torn
+            down), or a lab of this name runs with another spec and ``replace`` is false.
         """
         check_machine()
         if any(self.spec.init_of(h) == "systemd" for h in self.spec.hosts):
             check_systemd()
         try:
-            return self._up_locked()
+            return self._up_locked(replace)
         except UnsafePathError as err:
             raise LabError(f"lab {self.spec.name!r}: {err}") from None
 
-    def _up_locked(self) -> Lab:
+    def _up_locked(self, replace: bool = False) -> Lab:
         with registry.locked(self.spec.name), self._lock():
             elsewhere = registry.lookup(self.spec.name)
             if elsewhere is not None and elsewhere != self._directory and (elsewhere / STATE_FILE).exists():
@@ -257,6 +259,14 @@ class Lab:
             if state is not None:
                 if state.spec == self.spec.to_dict() and self.is_up:
                     return self
+                if self.is_up and not replace:
+                    changed = sorted(k for k in {**state.spec, **self.spec.to_dict()}
+                                     if state.spec.get(k) != self.spec.to_dict().get(k))  # fmt: skip
+                    raise LabError(
+                        f"lab {self.spec.name!r} is up with another spec (it differs in {', '.join(changed)}): "
+                        "bringing it up again would replace its hosts and their files; bring it down first "
+                        f"(pytest-mh-ansible lab down --name {self.spec.name}) or replace it (lab up --replace)"
+                    )
                 self._down()
             created = not self._directory.exists()
             try:

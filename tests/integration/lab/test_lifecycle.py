@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import subprocess
@@ -232,3 +233,15 @@ def test_cli__entry_point_runs_as_module() -> None:
     )
     assert proc.returncode == 1
     assert "lab host name 'Bad_Name' is invalid" in proc.stderr
+
+
+def test_lab__up_with_another_spec_refuses_unless_told_to_replace(lab: Lab) -> None:
+    """A running lab is its hosts and their files: another spec under its name does not wipe it silently."""
+    hosts = (*lab.spec.hosts, LabHostSpec("extra1"))
+    other = Lab(dataclasses.replace(lab.spec, hosts=hosts), lab.directory)
+    marker = "echo kept > /root/mh-kept"
+    assert lab.run_inside(lab.spec.hosts[0].name, marker).returncode == 0
+    with pytest.raises(LabError, match=rf"lab {lab.spec.name!r} is up with another spec \(it differs in hosts\)"):
+        other.up()
+    assert lab.is_up
+    assert lab.run_inside(lab.spec.hosts[0].name, "cat /root/mh-kept").stdout == "kept\n"
