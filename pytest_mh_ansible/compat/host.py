@@ -182,7 +182,15 @@ class MultihostHost(_MultihostHost, Generic[DomainT]):
 
                 return ContainerClient.from_confdict(self, dict(section))
             raise ValueError(f"host {self.hostname!r}: unknown connection type {kind!r} (ssh, podman or docker)")
-        return HostConnection(super().conn, self.shell, host=self.address, timeout=self._mh_timeout, logger=self.logger)
+        return HostConnection(
+            super().conn,
+            self.shell,
+            host=self.address,
+            timeout=self._mh_timeout,
+            logger=self.logger,
+            port=int(self.vars.get("ansible_port") or self.vars.get("ansible_ssh_port") or 22),
+            user=str(self.vars.get("ansible_user") or self.vars.get("ansible_ssh_user") or "root"),
+        )
 
     def get_artifacts_list(self, host: MultihostHost[Any], artifacts_type: MultihostArtifactsType) -> set[str]:
         """The files to fetch after ``artifacts_type``: the configured ones and those added to :attr:`artifacts`."""

@@ -363,3 +363,14 @@ def test_compat__process_timeout_error_takes_pytest_mh_arguments() -> None:
     assert (err.stdout_lines, err.stderr_lines) == (["out"], ["err"])
     assert str(err).splitlines()[:3] == ["Command #7 timed out after 2.5 seconds", "Host: h1", "Command: sleep 9"]
     assert isinstance(err, pytest_mh_ansible.ProcessTimeoutError)
+
+
+def test_host_connection__is_an_ssh_client_with_its_address_port_and_user_to_frameworks() -> None:
+    """sssd-test-framework opens its own ssh sessions to ``host.conn.host:port`` only for an SSHClient."""
+    from pytest_mh_ansible.compat.conn.ssh import SSHClient
+
+    conn = HostConnection(
+        AnsibleConnection("server1", {}, transport=_LocalTransport()), Bash(), host="10.213.0.12", port=2222, user="ci"
+    )
+    assert isinstance(conn, SSHClient)
+    assert (conn.host, conn.port, conn.user) == ("10.213.0.12", 2222, "ci")

@@ -213,10 +213,16 @@ class HostConnection(Connection[HostProcess, ProcessResult[ProcessError]]):
         host: str,
         timeout: float | None = DEFAULT_TIMEOUT,
         logger: MultihostLogger | None = None,
+        port: int = 22,
+        user: str = "root",
     ) -> None:
         super().__init__(shell=shell, logger=logger or logger_for("host", host), timeout=timeout or 0)
         self.ansible = connection
         self.host = host
+        self.port = port
+        """The host's ssh port (``ansible_port``), as pytest-mh's :class:`SSHClient` has it."""
+        self.user = user
+        """The login user (``ansible_user``), as pytest-mh's :class:`SSHClient` has it."""
         self._connected = False
         self._live_processes: weakref.WeakSet[HostProcess] = weakref.WeakSet()
 

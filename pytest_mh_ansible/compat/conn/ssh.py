@@ -43,6 +43,7 @@ from . import (
     Shell,
     _paramiko,
 )
+from ._host import HostConnection
 from ._streams import OutputLines
 
 if TYPE_CHECKING:
@@ -420,3 +421,10 @@ class SSHClient(Connection[SSHProcess, SSHProcessResult]):
             logger=host.logger,
             timeout=int(confdict.get("timeout", 300)),
         )
+
+
+# A host's own connection is an ssh client to pytest-mh suites: frameworks open their own sessions to
+# it as `SSHClient(host.conn.host, port=host.conn.port, ...)` only when `isinstance(host.conn, SSHClient)`
+# (sssd-test-framework's role.ssh()), and else to the host's name, which need not resolve on the
+# controller. HostConnection has pytest-mh's `host`, `port` and `user` for them.
+SSHClient.register(HostConnection)
