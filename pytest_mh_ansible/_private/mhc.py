@@ -243,8 +243,8 @@ def read_mhc(path: Path, *, source: str) -> Conversion:
     """Read and convert an ``mhc.yaml`` as pytest-mh would use it (``--mh-config``): host keys never checked.
 
     ssh hosts connect through Ansible's paramiko plugin where ansible-core has it (2.19, 2.20): in-process
-    like pytest-mh's libssh, and cheaper per command on a busy controller (bench/replica.py measured
-    the replica suite at about 1.0x pytest-mh's wall time over OpenSSH, 0.7x over paramiko).
+    like pytest-mh's libssh, and cheaper per command on a busy controller (the replica suite of
+    tests/compat/replica took 0.73x the time over paramiko that it took over OpenSSH, two runs each).
 
     :param source: The path as the user wrote it, for messages.
     :raises ValueError: The file cannot be read or is not a pytest-mh configuration (one line naming it).
