@@ -166,3 +166,22 @@ def test_lab_mhc__each_conn_points_at_the_lab_host_the_rest_kept(tmp_path: Path)
 def test_cli__from_mhc_excludes_spec_and_host(mhc: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lab", "up", "--from-mhc", str(mhc), "--host", "x:client"]) == 1
     assert "--from-mhc gives the hosts" in capsys.readouterr().err
+
+
+def test_cli__from_mhc_takes_the_other_lab_options(mhc: Path) -> None:
+    from pytest_mh_ansible._private import cli
+
+    args = cli._parser().parse_args(["lab", "up", "--from-mhc", str(mhc), "--name", "suite", "--package", "expect"])
+    spec = cli._spec(args)
+    assert (spec.name, spec.packages) == ("suite", ("expect",))
+    assert [h.fqdn for h in spec.hosts] == ["client.test", "master.ldap.test", "master.ipa.test"]
+    assert spec.mhc == yaml.safe_load(MHC)
+
+
+def test_state__a_hosts_fqdn_is_recorded() -> None:
+    from pytest_mh_ansible._private.lab.state import HostState
+
+    host = HostState("client", ("client",), "10.0.0.2", "sysv", "ns", "veth", fqdn="client.test")
+    assert HostState.from_json(host.to_json()) == host
+    legacy = {k: v for k, v in host.to_json().items() if k != "fqdn"}  # a lab brought up by an older version
+    assert HostState.from_json(legacy).fqdn is None
