@@ -88,6 +88,10 @@ SUITE = textwrap.dedent('''
         assert run("ansible.builtin.group", name="noshadow", gid=4343).changed
         assert run("ansible.builtin.group", name="both", gid=4444).changed
         assert run("ansible.builtin.group", name="brandnew").changed
+        # A module that fails half-way: the user, its group and home are made, then the key type is refused.
+        with pytest.raises(ModuleError):
+            run("ansible.builtin.user", name="halfway", generate_ssh_key=True, ssh_key_type="bogus")
+        assert server.host.conn.run("getent passwd halfway", raise_on_error=False).rc == 0
         # A user that exists only through NSS: the module may fail on it; nothing may be deleted.
         try:
             run("ansible.builtin.user", name="nssuser", comment="local now?")
@@ -120,3 +124,5 @@ def test_accounts__pre_existing_in_unusual_states__restored_byte_for_byte_or_rep
     # nothing was said to be reverted that was not: the NSS-only user is reported, never touched
     assert "] reverted: ansible.builtin.user name=nssuser" not in text
     assert "user 'nssuser' exists through NSS only (not in /etc/passwd)" in text
+    # the half-failed call was undone (the fingerprint above has no 'halfway'), and said so
+    assert "[server1] reverted: ansible.builtin.user name=halfway (failed: undone in case it changed" in text
