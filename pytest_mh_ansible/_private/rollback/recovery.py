@@ -149,18 +149,19 @@ def _restore(host: MultihostHost, step: Mapping[str, Any]) -> str:
 
 def _user(host: MultihostHost, step: Mapping[str, Any]) -> str:
     state = accounts.UserState.from_dict(step["state"])
-    undo, why = accounts.user_inverse(host, state, step.get("args") or {})
-    if undo is None:
-        raise RollbackError(host.name, f"user {state.name}", why or "no inverse")
-    undo()
-    return ""
+    return _account(host, f"user {state.name}", accounts.user_inverse(host, state, step.get("args") or {}))
 
 
 def _group(host: MultihostHost, step: Mapping[str, Any]) -> str:
     state = accounts.GroupState.from_dict(step["state"])
-    undo, why = accounts.group_inverse(host, state, step.get("args") or {})
+    return _account(host, f"group {state.name}", accounts.group_inverse(host, state, step.get("args") or {}))
+
+
+def _account(host: MultihostHost, what: str, inverse: tuple[Callable[[], None] | None, str | None]) -> str:
+    """Run an account's undo as the live rollback made it from the same state, or say why there is none."""
+    undo, why = inverse
     if undo is None:
-        raise RollbackError(host.name, f"group {state.name}", why or "no inverse")
+        raise RollbackError(host.name, what, why or "no inverse")
     undo()
     return ""
 
