@@ -227,3 +227,16 @@ def test_group_inverse__no_such_group__deleted_on_undo() -> None:
     conn.fail = {"groupdel": 0}
     undo()
     assert conn.commands[-1] == "PATH=$PATH:/usr/sbin:/sbin; groupdel mh-no-such-group-x3"
+
+
+def test_states__back_from_a_hosts_journal_as_they_were() -> None:
+    """A dead session's journal keeps the states as JSON; the recovery makes the same states of them."""
+    import dataclasses
+    import json
+
+    host: Any = _Host(_LocalConn())
+    for state in (accounts.probe_user(host, "root", home=None), accounts.probe_user(host, "mh-no-such-x4", home=None)):
+        kept = json.loads(json.dumps(dataclasses.asdict(state)))
+        assert accounts.UserState.from_dict(kept) == state
+    group = accounts.probe_group(host, "root")
+    assert accounts.GroupState.from_dict(json.loads(json.dumps(dataclasses.asdict(group)))) == group
