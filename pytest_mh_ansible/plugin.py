@@ -764,7 +764,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 def _mask_report(report: pytest.TestReport) -> None:
     """Replace every known secret (vault values, passwords) in a test report: failure text and captured output."""
-    if report.longrepr is not None:
+    if isinstance(report.longrepr, tuple):  # a skip's (path, line, reason): pytest's reports need the tuple
+        path, line, reason = report.longrepr
+        report.longrepr = (path, line, secrets.mask(reason))
+    elif report.longrepr is not None:
         text = str(report.longrepr)
         masked = secrets.mask(text)
         if masked != text:

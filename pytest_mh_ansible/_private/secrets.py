@@ -37,7 +37,9 @@ DEFAULT_SECRET_VARS = (
 
 # Names that match a pattern but say where a secret is, or are its public half: their values are
 # paths and public data (ansible_ssh_private_key_file, ssh_public_key), never masked for their name.
-_NOT_SECRET_NAMES = ("*_file", "*_path", "*_dir", "*public*", "*_checking")
+# mh_multihost_keys and mh_domain_keys hold the other keys of a pytest-mh host file (its topology names,
+# "provisioned_topologies: [shadow]"): data, whose secret-named keys inside are still found by their names.
+_NOT_SECRET_NAMES = ("*_file", "*_path", "*_dir", "*public*", "*_checking", "mh_*_keys")
 
 # Variable and argument names are identifiers (``api_key``, ``X-Api-Key``). A key with "/", "." or a
 # space is data: a path such as /etc/passwd or /etc/ssh/ssh_host_rsa_key in a fingerprint is not a secret.
