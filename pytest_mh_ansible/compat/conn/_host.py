@@ -14,6 +14,7 @@ from ..logger import MultihostLogger, logger_for
 from ._connection import Connection
 from ._process import Process, ProcessError, ProcessLogLevel, ProcessResult, ProcessTimeoutError
 from ._shell import Bash, Shell
+from ._ssh_errors import SSHProcessError, SSHProcessTimeoutError
 from ._streams import OutputLines, WriterInput
 
 if TYPE_CHECKING:
@@ -75,6 +76,8 @@ class HostProcess(Process[ProcessResult[ProcessError], WriterInput, ProcessTimeo
     ``at_once``: started, it runs the whole command through this project's transport (its fastest
     path), and waiting only hands the result over.
     """
+
+    timeout_error_class = SSHProcessTimeoutError
 
     def __init__(
         self,
@@ -166,7 +169,9 @@ class HostProcess(Process[ProcessResult[ProcessError], WriterInput, ProcessTimeo
         finally:
             self._close()
         out, err = self._stdout.lines, self._stderr.lines
-        error = ProcessError(rc, self.id, self.command, self.cwd, self.env, self.input, out, err, host=self.host_name)
+        error = SSHProcessError(
+            rc, self.id, self.command, self.cwd, self.env, self.input, out, err, host=self.host_name
+        )
         return ProcessResult(rc, out, err, error)
 
     def send_eof(self) -> None:
@@ -375,11 +380,11 @@ class HostConnection(Connection[HostProcess, ProcessResult[ProcessError]]):
                 silent=process.log_level is ProcessLogLevel.Silent,
             )
         except _ProjectProcessTimeoutError as err:
-            return ProcessTimeoutError(err.timeout, *where, err.stdout, err.stderr, host=self.host)
+            return SSHProcessTimeoutError(err.timeout, *where, err.stdout, err.stderr, host=self.host)
         stdout, stderr = raw.stdout, raw.stderr
         if unified_newlines:
             stdout, stderr = stdout.replace("\r\n", "\n"), stderr.replace("\r\n", "\n")
-        error = ProcessError(raw.rc, *where, stdout, stderr, host=self.host)
+        error = SSHProcessError(raw.rc, *where, stdout, stderr, host=self.host)
         return ProcessResult(raw.rc, stdout, stderr, error)
 
     def _open_process(self, command: str, become: bool | None, become_user: str | None) -> LiveCommand:

@@ -35,15 +35,14 @@ from . import (
     Connection,
     ConnectionError,
     Process,
-    ProcessError,
     ProcessInputBuffer,
     ProcessLogLevel,
     ProcessResult,
-    ProcessTimeoutError,
     Shell,
     _paramiko,
 )
 from ._host import HostConnection
+from ._ssh_errors import SSHProcessError, SSHProcessTimeoutError
 from ._streams import OutputLines
 
 if TYPE_CHECKING:
@@ -83,14 +82,6 @@ class SSHInputBuffer(ProcessInputBuffer):
             self._channel.write(data.encode("utf-8") if isinstance(data, str) else data)
         except _paramiko.SessionError as err:
             raise ConnectionError(str(err)) from err
-
-
-class SSHProcessError(ProcessError):
-    """A command run by :class:`SSHClient` exited with a non-zero code."""
-
-
-class SSHProcessTimeoutError(ProcessTimeoutError):
-    """A command run by :class:`SSHClient` overran its time limit; it was killed on the host."""
 
 
 class SSHProcessResult(ProcessResult[SSHProcessError]):
