@@ -41,6 +41,7 @@ TESTS = textwrap.dedent("""
     import pytest
     from pytest_mh import Topology, TopologyDomain, TopologyMark
     from pytest_mh.conn import Process, ProcessError, ProcessTimeoutError
+    from pytest_mh.conn.ssh import SSHProcessError, SSHProcessTimeoutError
 
     ONE = TopologyMark(
         name="one",
@@ -93,6 +94,9 @@ TESTS = textwrap.dedent("""
         with pytest.raises(ProcessError) as info, client.host.conn.async_run("echo bad >&2; exit 3"):
             pass
         assert (info.value.rc, info.value.stderr_lines) == (3, ["bad"])
+        assert isinstance(info.value, SSHProcessError)  # as pytest-mh's host.conn (an SSHClient) raises
+        with pytest.raises(SSHProcessError):
+            client.host.conn.run("exit 4")
 
 
     @pytest.mark.topology(ONE)
@@ -105,9 +109,10 @@ TESTS = textwrap.dedent("""
     @pytest.mark.topology(ONE)
     def test_timeout_stops_the_command(client):
         process = client.host.conn.async_run(f"echo partial; sleep 30  # {{TAG}}")
-        with pytest.raises(ProcessTimeoutError) as info:
+        with pytest.raises(SSHProcessTimeoutError) as info:
             process.wait(timeout=2)
         assert info.value.stdout_lines == ["partial"]
+        assert isinstance(info.value, ProcessTimeoutError)
         assert left(client) == []
 """)
 
