@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..secrets import secrets
-from . import compat
+from . import compat, routing_cache
 
 __all__ = ["ansible_output_logged", "becomes_another_user", "init_ansible", "loading_plugins"]
 
@@ -28,13 +28,15 @@ def init_ansible() -> None:
 
     The ssh-agent module that the ssh connection plugin imports is imported here too, quietly
     (see :func:`compat.preload_ssh_agent`), so that connecting never raises cryptography's
-    deprecation inside a test that turns warnings into errors.
+    deprecation inside a test that turns warnings into errors. Collection routing tables are read
+    through :mod:`routing_cache` (parsed once per content, not once per process).
     """
     from ansible.plugins.loader import init_plugin_loader
     from ansible.utils.collection_loader import AnsibleCollectionConfig
 
     with _init_lock:
         if not AnsibleCollectionConfig.collection_finder:
+            routing_cache.install()
             init_plugin_loader()
         compat.preload_ssh_agent()
         _find_ansible_programs()
