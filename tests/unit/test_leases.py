@@ -280,3 +280,82 @@ def test_leases__a_trace_that_stays_full_is_left(tmp_path: Path) -> None:
     (trace / "journal.jsonl").write_text("{}\n")  # a journal kept for a recovery
     leases.close()
     assert (trace / "journal.jsonl").exists()
+
+
+class _TogetherTransport(LocalTransport):
+    """A lease command waits for its peers on the other hosts: it passes only when they run side by side."""
+
+    def __init__(self, barrier: threading.Barrier) -> None:
+        super().__init__()
+        self.barrier = barrier
+
+    def exec(self, command: str, **kwargs: object) -> tuple[int, bytes, bytes]:
+        self.barrier.wait(timeout=10)
+        return super().exec(command, **kwargs)
+
+
+def test_leases__free_hosts_are_taken_and_given_back_side_by_side(tmp_path: Path) -> None:
+    """One round trip for a topology's leases, not one per host (a BrokenBarrierError means one by one)."""
+    barrier = threading.Barrier(3)
+    transports = {host: _TogetherTransport(barrier) for host in ("h1", "h2", "h3")}
+    leases = HostLeases(
+        LeaseOwner("ctl-a", os.getpid(), "run1"),
+        lambda host: LocalTransport(),
+        command_transport=transports.__getitem__,
+        ttl=60,
+        timeout=0,
+        root=str(tmp_path),
+        traces=(),
+    )
+    leases.acquire(["h3", "h1", "h2"])
+    assert leases.held == {"h1", "h2", "h3"}
+    assert [t.commands for t in transports.values()] == [1, 1, 1]
+    leases.release(["h1", "h2", "h3"])
+    assert [t.commands for t in transports.values()] == [2, 2, 2]
+    assert not tmp_path.exists()
+    leases.close()
+
+
+def test_leases__a_held_host_keeps_the_order_later_hosts_are_given_back_while_waiting(tmp_path: Path) -> None:
+    """Taken side by side, yet as if in order: waiting for h2, the session holds h1 but not h3 (no deadlock)."""
+    other = _leases(tmp_path, "ctl-b")
+    other.acquire(["h2"])
+    mine = _leases(tmp_path, "ctl-a", timeout=0.3)
+    with pytest.raises(HostLeaseError) as info:
+        mine.acquire(["h1", "h2", "h3"])
+    assert info.value.host == "h2"
+    assert mine.held == {"h1"}
+    assert not Path(lease_path("h3", str(tmp_path))).exists()
+    third = _leases(tmp_path, "ctl-c")
+    third.acquire(["h3"])  # free while the waiting session did not hold it
+    assert third.held == {"h3"}
+    other.close()
+    third.close()
+    mine.acquire(["h2", "h3"])
+    assert mine.held == {"h1", "h2", "h3"}
+    mine.close()
+    assert not tmp_path.exists()
+
+
+def test_leases__a_failed_take_side_by_side_is_tried_again_in_order_and_raised(tmp_path: Path) -> None:
+    class Broken(LocalTransport):
+        def exec(self, command: str, **kwargs: object) -> tuple[int, bytes, bytes]:
+            self.commands += 1
+            return 255, b"", b"ssh: connect to host h2: Connection refused"
+
+    transports: dict[str, LocalTransport] = {"h1": LocalTransport(), "h2": Broken(), "h3": LocalTransport()}
+    leases = HostLeases(
+        LeaseOwner("ctl-a", os.getpid(), "run1"),
+        lambda host: LocalTransport(),
+        command_transport=transports.__getitem__,
+        ttl=60,
+        timeout=0,
+        root=str(tmp_path),
+        traces=(),
+    )
+    with pytest.raises(HostLeaseError, match="rc=255"):
+        leases.acquire(["h1", "h2", "h3"])
+    assert leases.held == {"h1"}
+    assert transports["h2"].commands == 2  # side by side, then in order (where the error is raised)
+    assert not Path(lease_path("h3", str(tmp_path))).exists()
+    leases.close()

@@ -205,9 +205,13 @@ class HostLeases:
             transport = self._transports[host] = self._transport_for(host)
         return transport
 
-    def _run(self, host: str, body: str, *args: str, renewal: bool = False) -> str:
+    def _transport(self, host: str, *, renewal: bool = False) -> Transport:
         shared = self._command_transport
-        transport = self._own(host) if renewal or shared is None else shared(host)
+        return self._own(host) if renewal or shared is None else shared(host)
+
+    def _run(self, host: str, body: str, *args: str, renewal: bool = False, transport: Transport | None = None) -> str:
+        if transport is None:
+            transport = self._transport(host, renewal=renewal)
         rc, out, err = transport.exec(_script(body, *args), become=False, timeout=30)
         text = out.decode("utf-8", errors="replace").strip()
         if rc != 0 or not text:
@@ -224,21 +228,12 @@ class HostLeases:
         """
         wanted = sorted(set(hosts) - self._held)
         self._connect(wanted)
-        for host in wanted:
+        for host in self._take_side_by_side(wanted):
             started = time.monotonic()
             announced = False
             while True:
-                before = "\n".join(self._kept.get(host, ()))
-                answer = self._run(
-                    host, _TAKE, lease_path(host, self.root), self.owner.token, str(self.ttl), before, *self.traces
-                )
-                if answer == "acquired":
-                    break
-                if answer.startswith("acquired took-over "):
-                    # The holder let its lease expire: it is gone, and its journal on the host may be replayed.
-                    previous = answer.removeprefix("acquired took-over ").strip()
-                    log.warning("host %s: took over the expired lease of %s", host, previous)
-                    self.taken_over.setdefault(host, set()).add(previous)
+                answer = self._take(host)
+                if self._taken(host, answer):
                     break
                 _, _, rest = answer.partition(" ")
                 holder, _, expiry = rest.partition(" ")
@@ -249,10 +244,62 @@ class HostLeases:
                     log.warning("host %s is leased by %s; waiting (up to %.0f s)", host, holder, self.timeout)
                     announced = True
                 time.sleep(min(self.poll, max(0.0, self.timeout - waited)))
-            with self._lock:
-                self._held.add(host)
-                self._kept.pop(host, None)  # noted in the lease again
         self._start()
+
+    def _take(self, host: str, transport: Transport | None = None) -> str:
+        """One try at ``host``'s lease: the take script's answer."""
+        before = "\n".join(self._kept.get(host, ()))
+        return self._run(
+            host,
+            _TAKE,
+            lease_path(host, self.root),
+            self.owner.token,
+            str(self.ttl),
+            before,
+            *self.traces,
+            transport=transport,
+        )
+
+    def _taken(self, host: str, answer: str) -> bool:
+        """Whether ``answer`` gave us ``host``'s lease; if so it counts as held."""
+        if answer.startswith("acquired took-over "):
+            # The holder let its lease expire: it is gone, and its journal on the host may be replayed.
+            previous = answer.removeprefix("acquired took-over ").strip()
+            log.warning("host %s: took over the expired lease of %s", host, previous)
+            self.taken_over.setdefault(host, set()).add(previous)
+        elif answer != "acquired":
+            return False
+        with self._lock:
+            self._held.add(host)
+            self._kept.pop(host, None)  # noted in the lease again
+        return True
+
+    def _take_side_by_side(self, wanted: list[str]) -> list[str]:
+        """Try every lease of ``wanted`` (sorted) at once; return those still to take, in order, one by one.
+
+        Usually all are free and this is one round trip instead of one per host. The order that
+        keeps two sessions from waiting on each other forever is kept: when a host is held by
+        another session (or its take failed), the leases taken here on hosts sorted after it are
+        given back, and the caller goes on from that host in order, as if it had never left it.
+        """
+        if len(wanted) < 2:
+            return wanted
+        transports = [self._transport(host) for host in wanted]  # made here: the session's hosts are not thread-safe
+
+        def take(index: int) -> str | None:
+            try:
+                return self._take(wanted[index], transports[index])
+            except Exception as err:  # taken again in order below, where it is raised
+                log.debug("host %s: lease not taken side by side: %s", wanted[index], err)
+                return None
+
+        answers = in_parallel(range(len(wanted)), take)
+        first_missing = len(wanted)
+        for index, (host, answer) in enumerate(zip(wanted, answers, strict=True)):
+            if not (answer is not None and self._taken(host, answer)) and first_missing == len(wanted):
+                first_missing = index
+        self.release([host for host in wanted[first_missing + 1 :] if host in self._held])
+        return [host for host in wanted[first_missing:] if host not in self._held]
 
     def _connect(self, hosts: list[str]) -> None:
         """Open our own lease transports of ``hosts`` side by side (an ssh connection each); errors surface later.
@@ -301,16 +348,23 @@ class HostLeases:
         with self._lock:
             names = sorted(self._held if hosts is None else set(hosts) & self._held)
             self._held.difference_update(names)
-        for host in names:
+        transports = [self._transport(host) for host in names]  # side by side below: one round trip for all
+
+        def give_back(index: int) -> None:
+            host = names[index]
             try:
-                answer = self._run(host, _RELEASE, lease_path(host, self.root), self.owner.token)
+                answer = self._run(
+                    host, _RELEASE, lease_path(host, self.root), self.owner.token, transport=transports[index]
+                )
             except Exception as err:
                 log.warning("host %s: lease not released (it expires by itself): %s", host, err)
-                continue
+                return
             word, *kept = answer.split("\t")
             if word == "released" and kept:
                 with self._lock:
                     self._kept[host] = kept
+
+        in_parallel(range(len(names)), give_back)
 
     def close(self) -> None:
         """Release every lease, stop renewing and close the lease transports."""
