@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 # The account commands live in sbin, which a non-root login's PATH may lack.
-_SBIN_PATH = "PATH=$PATH:/usr/sbin:/sbin; "
+SBIN_PATH = "PATH=$PATH:/usr/sbin:/sbin; "
 # getent's exit status when the database answered that there is no such entry.
 _NOT_FOUND = 2
 # ``mh_exists KEY PATH``: a probe line whose status is 0 (it exists), 1 (it does not: the parent is
@@ -162,7 +162,7 @@ def probe_user(host: MultihostHost, name: str, *, home: str | None) -> UserState
     """
     quoted = shlex.quote(name)
     script = (
-        f"{_SBIN_PATH}{_EXISTS}"
+        f"{SBIN_PATH}{_EXISTS}"
         f'pw=$(getent passwd {quoted}); printf "passwd\\t%s\\t%s\\n" $? "$pw"; '
         f'g=$(id -gn {quoted} 2>/dev/null); printf "primary\\t%s\\t%s\\n" $? "$g"; '
         f'g=$(id -Gn {quoted} 2>/dev/null); printf "groups\\t%s\\t%s\\n" $? "$g"; '
@@ -312,14 +312,14 @@ def _restore_shadow(host: MultihostHost, name: str, shadow: tuple[str, ...]) -> 
         return
     if len(now) < 2 or now[1] != shadow[1]:
         secrets.add(shadow[1])
-        host.conn.run(f"{_SBIN_PATH}usermod -p {shlex.quote(shadow[1])} {quoted}")
+        host.conn.run(f"{SBIN_PATH}usermod -p {shlex.quote(shadow[1])} {quoted}")
     _, _, last, minimum, maximum, warn, inactive, expire, _ = shadow
 
     def day(value: str) -> str:
         return value if value else "-1"
 
     host.conn.run(
-        f"{_SBIN_PATH}chage -d {day(last)} -m {day(minimum)} -M {day(maximum)} -W {day(warn)} "
+        f"{SBIN_PATH}chage -d {day(last)} -m {day(minimum)} -M {day(maximum)} -W {day(warn)} "
         f"-I {day(inactive)} -E {day(expire)} {quoted}"
     )
 
@@ -338,7 +338,7 @@ def _delete_created_user(host: MultihostHost, state: UserState) -> Undo:
     ]
 
     def delete() -> None:
-        done = host.conn.run(f"{_SBIN_PATH}userdel {' '.join(flags)} {quoted}", raise_on_error=False)
+        done = host.conn.run(f"{SBIN_PATH}userdel {' '.join(flags)} {quoted}", raise_on_error=False)
         if done.rc not in (0, 6):  # 6: gone already (the test deleted it)
             remove = "--remove" in flags
             host.ansible.run("ansible.builtin.user", name=name, state="absent", remove=remove, force="--force" in flags)
@@ -355,9 +355,9 @@ def _group_back(host: MultihostHost, group: GroupState) -> None:
     quoted = shlex.quote(group.name)
     if host.conn.run(f"getent group {quoted}", raise_on_error=False).rc == 0:
         return
-    host.conn.run(f"{_SBIN_PATH}groupadd -g {group.gid} {quoted}")
+    host.conn.run(f"{SBIN_PATH}groupadd -g {group.gid} {quoted}")
     if group.members:
-        host.conn.run(f"{_SBIN_PATH}gpasswd -M {shlex.quote(','.join(group.members))} {quoted} >/dev/null")
+        host.conn.run(f"{SBIN_PATH}gpasswd -M {shlex.quote(','.join(group.members))} {quoted} >/dev/null")
 
 
 def group_inverse(
@@ -375,7 +375,7 @@ def group_inverse(
         quoted = shlex.quote(name)
 
         def delete() -> None:
-            done = host.conn.run(f"{_SBIN_PATH}groupdel {quoted}", raise_on_error=False)
+            done = host.conn.run(f"{SBIN_PATH}groupdel {quoted}", raise_on_error=False)
             if done.rc not in (0, 6):  # 6: gone already; 8: a user's primary group (the module says so)
                 host.ansible.run("ansible.builtin.group", name=name, state="absent")
 
@@ -401,4 +401,4 @@ def _members_back(host: MultihostHost, state: GroupState) -> None:
     """The member list of a recreated or changed group, as it was (the group module does not keep it)."""
     now = host.conn.run(f"getent group {shlex.quote(state.name)}", raise_on_error=False).stdout.strip()
     if tuple(m for m in now.split(":")[-1].split(",") if m) != state.members:
-        host.conn.run(f"{_SBIN_PATH}gpasswd -M {shlex.quote(','.join(state.members))} {shlex.quote(state.name)}")
+        host.conn.run(f"{SBIN_PATH}gpasswd -M {shlex.quote(','.join(state.members))} {shlex.quote(state.name)}")

@@ -538,8 +538,8 @@ def package_steps(
     return steps
 
 
-# The account and service commands live in sbin, which a non-root login's PATH may lack.
-_SBIN_PATH = "PATH=$PATH:/usr/sbin:/sbin; "
+# The account and service commands live in sbin, which a non-root login's PATH may lack (one definition).
+_SBIN_PATH = accounts.SBIN_PATH
 # Installed packages, one a line; held ones (dpkg selection "hold") as "hold:NAME".
 _DPKG_INSTALLED = (
     "q=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n') && "
