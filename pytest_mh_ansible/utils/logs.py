@@ -119,11 +119,21 @@ class Logs(MultihostUtility["MultihostHost"]):
         return copied
 
     def host_time(self, controller_time: float) -> float:
-        """``controller_time`` on the host's clock (the offset is measured once per host)."""
+        """``controller_time`` on the host's clock (the offset is measured once per host).
+
+        The host read its clock somewhere between the request and the answer, so the offset lies
+        between ``remote - answered`` and ``remote - asked``. A "since" filter must not miss what
+        the test logged at its very start: the lower bound is taken, from the quickest of three
+        reads (a loaded machine may delay one answer by a lot; then the bound is off by that much).
+        """
         if self._offset is None:
-            before = time.time()
-            remote = float(self.host.conn.run("date +%s.%N").stdout.strip())
-            self._offset = remote - (before + time.time()) / 2
+            bounds: list[tuple[float, float]] = []
+            for _ in range(3):
+                asked = time.time()
+                remote = float(self.host.conn.run("date +%s.%N").stdout.strip())
+                answered = time.time()
+                bounds.append((answered - asked, remote - answered))
+            self._offset = min(bounds)[1]
         return controller_time + self._offset
 
     def _mark_files(self, paths: tuple[str, ...] | list[str] | None = None) -> None:
