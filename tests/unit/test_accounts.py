@@ -240,3 +240,31 @@ def test_states__back_from_a_hosts_journal_as_they_were() -> None:
         assert accounts.UserState.from_dict(kept) == state
     group = accounts.probe_group(host, "root")
     assert accounts.GroupState.from_dict(json.loads(json.dumps(dataclasses.asdict(group)))) == group
+
+
+def test_states__back_from_the_probes_own_output_as_a_hosts_journal_keeps_it() -> None:
+    """The entry written with the probe keeps its output (base64): the same parser gives the same state."""
+    import base64
+
+    conn = _LocalConn()
+    host: Any = _Host(conn)
+    for name, home in (("root", None), ("mh-no-such-x5", "/srv/mh-x5")):
+        output = conn.run(accounts.user_probe(name, home=home)).stdout
+        kept = {"name": name, "home_arg": home, "probe": base64.b64encode(output.encode()).decode()}
+        assert accounts.UserState.from_dict(kept) == accounts.probe_user(host, name, home=home)
+    output = conn.run(accounts.group_probe("root")).stdout
+    group = accounts.GroupState.from_dict({"name": "root", "probe": base64.b64encode(output.encode()).decode()})
+    assert group == accounts.probe_group(host, "root")
+    assert group.found
+
+
+@pytest.mark.parametrize("probe", ["", "not base64!", "cGFzc3dkCTEK"], ids=["empty", "garbled", "cut-short"])
+def test_states__a_probe_output_that_cannot_be_read__unreadable_never_absent(probe: str) -> None:
+    """A journal entry whose probe output is damaged never makes "there was no such account" (so no deletion)."""
+    user = accounts.UserState.from_dict({"name": "alice", "home_arg": None, "probe": probe})
+    assert user.unreadable is not None
+    group = accounts.GroupState.from_dict({"name": "staff", "probe": probe})
+    assert group.unreadable is not None
+    host: Any = _Host(_LocalConn())
+    assert accounts.user_inverse(host, user, {})[0] is None
+    assert accounts.group_inverse(host, group, {})[0] is None

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_mh_ansible import ModuleResult, RollbackJournal
-from pytest_mh_ansible._private.rollback import host_journal, recovery
+from pytest_mh_ansible._private.rollback import accounts, host_journal, recovery
 from pytest_mh_ansible._private.rollback.host_journal import HostJournal, JournalFile, owner_file, owner_of, pending
 from pytest_mh_ansible._private.rollback.inverses import JournalRecorder
 
@@ -32,9 +32,16 @@ class _LocalConn:
 
     root: Path
     commands: list[str] = field(default_factory=list)
+    answers: dict[str, int] = field(default_factory=dict)  # a command containing the key exits with the value
+    path: str = ""  # put first on PATH (stand-in tools)
 
     def run(self, command: str, raise_on_error: bool = True, **kwargs: Any) -> _Out:
         self.commands.append(command)
+        for key, rc in self.answers.items():
+            if key in command:
+                return _Out("", rc)
+        if self.path:
+            command = f"PATH={self.path}:$PATH; {command}"
         command = command.replace(host_journal.JOURNAL_DIR, str(self.root))
         done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=False)
         if raise_on_error and done.returncode != 0:
@@ -160,3 +167,134 @@ def test_recover_host__a_failing_step_keeps_the_rest_and_says_what_is_left(tmp_p
         "unknown kind of undo step (a newer version wrote it?)"
     ]
     assert _file(tmp_path, dead.owner).exists()  # kept, for `recover` once fixed
+
+
+def _recorder(tmp_path: Path, **answers: int) -> tuple[Any, HostJournal, RollbackJournal, JournalRecorder]:
+    host: Any = _Host(_LocalConn(tmp_path, answers=answers))
+    persist = HostJournal("ci-1/4242/0a1b2c")
+    journal = RollbackJournal()
+    journal.on_close.append(lambda scope: persist.flush())
+    return host, persist, journal, JournalRecorder(journal, persist=persist)
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "delete"),
+    [
+        ("ansible.builtin.user", "mh-no-such-user-rt1", "userdel"),
+        ("ansible.builtin.group", "mh-no-such-grp-rt1", "groupdel"),
+    ],
+    ids=["user", "group"],
+)
+def test_recorder__an_account_add_and_its_undo__one_command_before_the_change_one_after(
+    tmp_path: Path, module: str, name: str, delete: str
+) -> None:
+    """The round trips of a user or group add with its rollback, counted (#33): probe and entry in one command,
+    the module call, the undo in one command, and the done mark batched with the scope's others."""
+    host, persist, journal, recorder = _recorder(tmp_path, **{delete: 0})
+    journal.open("test")
+    token = recorder.prepare(host, module, {"name": name}, revert_paths=None)
+    assert len(host.conn.commands) == 1  # the probe and the journal's entry: one round trip before the change
+    entry = pending(JournalFile(persist.path, _file(tmp_path, persist.owner).read_text()))[0]
+    assert entry["op"] == f"{module} name={name}"
+    recorder.commit(token, ModuleResult.from_raw("server1", module, {"changed": True}))  # the module call: one
+    assert len(host.conn.commands) == 1
+    journal.close("test")
+    assert [command.split(";")[-1].split()[0] for command in host.conn.commands[1:]] == [delete, "mkdir"]
+    assert len(host.conn.commands) == 3  # + the undo, + the done mark (one per scope and host, however many)
+    assert host.ansible.calls == []
+    assert pending(JournalFile(persist.path, _file(tmp_path, persist.owner).read_text())) == []
+
+
+def test_recorder__done_marks_of_a_scope__one_write_for_all_its_changes(tmp_path: Path) -> None:
+    host, persist, journal, recorder = _recorder(tmp_path, userdel=0, groupdel=0)
+    journal.open("test")
+    for number in range(3):
+        for module in ("ansible.builtin.user", "ansible.builtin.group"):
+            token = recorder.prepare(host, module, {"name": f"mh-no-such-rt-{number}"}, revert_paths=None)
+            recorder.commit(token, ModuleResult.from_raw("server1", module, {"changed": True}))
+    assert len(host.conn.commands) == 6
+    journal.close("test")
+    assert len(host.conn.commands) == 6 + 6 + 1
+    assert pending(JournalFile(persist.path, _file(tmp_path, persist.owner).read_text())) == []
+
+
+def test_recorder__the_entry_written_with_the_probe__a_later_session_undoes_the_same(tmp_path: Path) -> None:
+    """The entry keeps the probe's output: a recovery makes the same state of it and deletes the user it made."""
+    host, persist, journal, recorder = _recorder(tmp_path, userdel=0)
+    journal.open("test")
+    recorder.prepare(host, "ansible.builtin.user", {"name": "mh-no-such-user-rt2", "home": "/srv/x"}, revert_paths=None)
+    entry = pending(JournalFile(persist.path, _file(tmp_path, persist.owner).read_text()))[0]
+    state = accounts.UserState.from_dict(entry["steps"][0]["state"])
+    assert state == accounts.probe_user(host, "mh-no-such-user-rt2", home="/srv/x")
+    assert not state.found
+    assert state.unreadable is None
+    assert state.home == "/srv/x"
+    host.conn.commands.clear()
+    report = recovery.recover_host(host, lambda owner: True)
+    assert report.failures == []
+    assert report.lines == [
+        f"[server1] restored: ansible.builtin.user name=mh-no-such-user-rt2 (left by session {persist.owner})"
+    ]
+    assert any("userdel --remove --force mh-no-such-user-rt2" in command for command in host.conn.commands)
+
+
+def test_recorder__a_probe_that_fails__entry_replaced_by_why_and_nothing_deleted(tmp_path: Path) -> None:
+    """#32's guarantee: an account the probe could not read is "not revertible", live and after a crash."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "getent").write_text("#!/bin/sh\nexit 1\n")
+    (bin_dir / "getent").chmod(0o755)
+    journal_dir = tmp_path / "journal"
+    host, persist, journal, recorder = _recorder(journal_dir, userdel=0)
+    host.conn.path = str(bin_dir)
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.user", {"name": "legacy", "comment": "x"}, revert_paths=None)
+    written = JournalFile(persist.path, _file(journal_dir, persist.owner).read_text())
+    assert [entry.get("why", "") for entry in pending(written)] == [
+        "user 'legacy' could not be read (getent passwd exited 1): not revertible, nothing is deleted"
+    ]
+    assert len(written.entries) == 2  # the probe's entry is marked done with the second write
+    assert len(host.conn.commands) == 2  # the extra write only when the change cannot be undone
+    report = recovery.recover_host(host, lambda owner: True)  # as if this session died after the change
+    assert report.failures == []
+    assert report.lines == [
+        "[server1] not restored: ansible.builtin.user name=legacy: user 'legacy' could not be read "
+        "(getent passwd exited 1): not revertible, nothing is deleted"
+    ]
+    recorder.commit(token, ModuleResult.from_raw("server1", "ansible.builtin.user", {"changed": True}))
+    journal.close("test")
+    assert not any("userdel" in command for command in host.conn.commands)
+    assert host.ansible.calls == []
+
+
+def test_recorder__no_base64_on_the_host__the_entry_written_apart(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "base64").write_text("#!/bin/sh\nexit 127\n")
+    (bin_dir / "base64").chmod(0o755)
+    journal_dir = tmp_path / "journal"
+    host, persist, journal, recorder = _recorder(journal_dir, groupdel=0)
+    host.conn.path = str(bin_dir)
+    journal.open("test")
+    recorder.prepare(host, "ansible.builtin.group", {"name": "mh-no-such-grp-rt3"}, revert_paths=None)
+    assert len(host.conn.commands) == 2
+    entry = pending(JournalFile(persist.path, _file(journal_dir, persist.owner).read_text()))[0]
+    assert entry["steps"][0]["state"] == {
+        "name": "mh-no-such-grp-rt3",
+        "found": False,
+        "gid": None,
+        "members": [],
+        "local": False,
+        "unreadable": None,
+    }
+
+
+def test_recorder__a_deletion__probe_then_snapshot_then_entry(tmp_path: Path) -> None:
+    """``state=absent`` keeps the entry apart: its undo may be a snapshot, known only after the probe."""
+    host, _, journal, recorder = _recorder(tmp_path)
+    journal.open("test")
+    recorder.prepare(
+        host, "ansible.builtin.group", {"name": "mh-no-such-grp-rt4", "state": "absent"}, revert_paths=None
+    )
+    assert len(host.conn.commands) == 2
+    assert "mh-journal-written" not in host.conn.commands[0]

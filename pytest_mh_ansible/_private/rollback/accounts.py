@@ -26,6 +26,7 @@ Example (what :class:`~.inverses.JournalRecorder` does for ``ansible.builtin.use
 
 from __future__ import annotations
 
+import base64
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -41,9 +42,14 @@ __all__ = [
     "GroupState",
     "UserState",
     "group_inverse",
+    "group_probe",
+    "group_state",
     "probe_group",
     "probe_user",
+    "raw_output",
     "user_inverse",
+    "user_probe",
+    "user_state",
 ]
 
 # The account commands live in sbin, which a non-root login's PATH may lack.
@@ -73,7 +79,9 @@ class GroupState:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GroupState:
-        """Back from :func:`dataclasses.asdict` (as a host's journal keeps it)."""
+        """Back from :func:`dataclasses.asdict`, or from the probe's own output (as a host's journal keeps it)."""
+        if "probe" in data:
+            return group_state(str(data["name"]), raw_output(data["probe"]))
         return cls(**{**data, "members": tuple(data.get("members") or ())})
 
 
@@ -103,7 +111,14 @@ class UserState:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> UserState:
-        """Back from :func:`dataclasses.asdict` (as a host's journal keeps it)."""
+        """Back from :func:`dataclasses.asdict`, or from the probe's own output (as a host's journal keeps it).
+
+        The journal entry written in the same command as the probe holds the probe's output
+        (``{"name", "probe", "home_arg"}``): the same parser makes the same state of it.
+        """
+        if "probe" in data:
+            home = data.get("home_arg")
+            return user_state(str(data["name"]), raw_output(data["probe"]), home=str(home) if home else None)
         shadow = data.get("shadow")
         group = data.get("group")
         return cls(
@@ -118,11 +133,18 @@ class UserState:
         )
 
 
-def _lines(host: MultihostHost, script: str) -> dict[str, tuple[int, str]]:
-    """Run a probe whose lines are ``KEY<tab>STATUS<tab>VALUE``: ``{key: (status, value)}``."""
-    out = host.conn.run(script, raise_on_error=False)
+def raw_output(encoded: object) -> str:
+    """A probe's output as the host's journal keeps it (base64, so any byte of an entry stays valid JSON)."""
+    try:
+        return base64.b64decode(str(encoded), validate=True).decode("utf-8", errors="replace")
+    except ValueError:
+        return ""  # nothing readable: every answer is missing, so the state is "unreadable"
+
+
+def _answers(output: str) -> dict[str, tuple[int, str]]:
+    """The lines of a probe's output, ``KEY<tab>STATUS<tab>VALUE``: ``{key: (status, value)}``."""
     found: dict[str, tuple[int, str]] = {}
-    for line in out.stdout.splitlines():
+    for line in output.splitlines():
         key, _, rest = line.partition("\t")
         status, _, value = rest.partition("\t")
         if status.lstrip("-").isdigit():
@@ -150,9 +172,19 @@ def _group_state(name: str, answers: Mapping[str, tuple[int, str]], key: str = "
     return GroupState(name, found=True, gid=int(parts[2]), members=members, local=local)
 
 
+def group_probe(name: str) -> str:
+    """The shell command that reads group ``name`` (its output is for :func:`group_state`)."""
+    return _group_probe(shlex.quote(name))
+
+
+def group_state(name: str, output: str) -> GroupState:
+    """What the output of :func:`group_probe` says of group ``name``."""
+    return _group_state(name, _answers(output))
+
+
 def probe_group(host: MultihostHost, name: str) -> GroupState:
     """Read group ``name`` before a change (one command)."""
-    return _group_state(name, _lines(host, _group_probe(shlex.quote(name))))
+    return group_state(name, host.conn.run(group_probe(name), raise_on_error=False).stdout)
 
 
 def probe_user(host: MultihostHost, name: str, *, home: str | None) -> UserState:
@@ -160,8 +192,13 @@ def probe_user(host: MultihostHost, name: str, *, home: str | None) -> UserState
 
     :param home: The home the call names (``home=``), else the system's default for a new user.
     """
+    return user_state(name, host.conn.run(user_probe(name, home=home), raise_on_error=False).stdout, home=home)
+
+
+def user_probe(name: str, *, home: str | None) -> str:
+    """The shell command that reads user ``name`` (its output is for :func:`user_state`)."""
     quoted = shlex.quote(name)
-    script = (
+    return (
         f"{SBIN_PATH}{_EXISTS}"
         f'pw=$(getent passwd {quoted}); printf "passwd\\t%s\\t%s\\n" $? "$pw"; '
         f'g=$(id -gn {quoted} 2>/dev/null); printf "primary\\t%s\\t%s\\n" $? "$g"; '
@@ -179,7 +216,11 @@ def probe_user(host: MultihostHost, name: str, *, home: str | None) -> UserState
         "m=$(sed -n 's/^MAIL_DIR[[:space:]]*//p' /etc/login.defs 2>/dev/null); "
         f'mh_exists mail "${{m:-/var/mail}}/"{quoted}\n'
     )
-    answers = _lines(host, script)
+
+
+def user_state(name: str, output: str, *, home: str | None) -> UserState:
+    """What the output of :func:`user_probe` says of user ``name`` (``home``: as given to the probe)."""
+    answers = _answers(output)
     status, entry = answers.get("passwd", (-1, ""))
     new_home_status, new_home = answers.get("new_home", (-1, ""))
     mail_status, mail_path = answers.get("mail", (-1, ""))

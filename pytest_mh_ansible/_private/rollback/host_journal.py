@@ -8,6 +8,10 @@ change the recorder also appends the change's undo, as data (:mod:`.recipes`), t
     {"n": 3, "op": "ansible.builtin.user name=alice", "steps": [{"do": "user", ...}]}
     {"done": [1, 2, 3]}
 
+A user or group entry is written by the same command that probes the account
+(:meth:`HostJournal.begin_probed`): it keeps the probe's output, from which the undo is decided, so
+the probe and the entry cost one round trip before the change.
+
 ``done`` lists the entries undone (or that changed nothing); they are written in batches, at the next
 write to the host and when a scope closes. A session that ends well removes its file. A later session
 that finds a file of a session that is gone replays the entries not done, newest first
@@ -32,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ...host import MultihostHost
 
-__all__ = ["JOURNAL_DIR", "RUN_ID", "HostJournal", "JournalFile", "owner_file", "pending"]
+__all__ = ["JOURNAL_DIR", "PROBE_OUTPUT", "RUN_ID", "HostJournal", "JournalFile", "owner_file", "pending"]
 
 log = logging.getLogger("pytest_mh_ansible.rollback")
 
@@ -41,6 +45,10 @@ JOURNAL_DIR = "/var/lib/mh-ansible/journal"
 
 RUN_ID = f"{os.getpid():x}{uuid.uuid4().hex[:8]}"
 """This process's mark in the names of its snapshots: unique across sessions and machines."""
+
+PROBE_OUTPUT = "\x00mh-probe-output\x00"
+"""Stands in a step given to :meth:`HostJournal.begin_probed` for the probe's output (base64) on the host."""
+_WRITTEN = "mh-journal-written"  # the last line of begin_probed's command: whether the entry was appended
 
 _SAFE = re.compile(r"[^A-Za-z0-9._~-]")
 
@@ -98,6 +106,46 @@ class HostJournal:
         lines.append(entry)
         self._append(host, lines)
         return number
+
+    def begin_probed(
+        self, host: MultihostHost, operation: str, probe: str, steps: Sequence[Mapping[str, Any]]
+    ) -> tuple[int | None, str]:
+        """Run ``probe`` and append an entry that keeps its output, in one command: ``(number, output)``.
+
+        The undo of a user or group is decided from a probe of the account; written apart, the probe
+        and the entry are two round trips before the change. Here the host runs the probe and writes
+        the entry, with the probe's output (base64) where a step holds :data:`PROBE_OUTPUT`; a later
+        session makes the same state of it (:meth:`~.accounts.UserState.from_dict`).
+
+        :returns: The entry's number, or None when it could not be written (the output is still the
+            probe's): then the caller writes its entry with :meth:`begin`, which says why it fails.
+        """
+        with self._lock:
+            self._next += 1
+            number = self._next
+            lines = self._take_marks(host.name)
+        lines.append({"n": number, "op": operation, "steps": list(steps)})
+        text = "".join(json.dumps(line, sort_keys=True, separators=(",", ":")) + "\n" for line in lines)
+        placeholder = json.dumps(PROBE_OUTPUT)
+        before, found, after = text.partition(placeholder)
+        if not found or placeholder in after:
+            raise ValueError(f"the steps of {operation!r} must hold PROBE_OUTPUT once")
+        out = host.conn.run(
+            f"o=$({probe}\n); printf '%s\\n' \"$o\"; "
+            f"(umask 077; b=$(printf '%s\\n' \"$o\" | base64 | tr -d '\\n') && [ -n \"$b\" ] && "
+            f'mkdir -p {JOURNAL_DIR} && printf \'%s"%s"%s\' {shlex.quote(before)} "$b" {shlex.quote(after)} '
+            f">> {shlex.quote(self.path)}); printf '{_WRITTEN}\\t%s\\n' $?",
+            raise_on_error=False,
+        )
+        output, _, status = out.stdout.rpartition(f"{_WRITTEN}\t")
+        if status.strip() != "0":
+            with self._lock:  # the marks go with the caller's own entry
+                marks = self._marks.setdefault(host.name, (host, []))[1]
+                marks[:0] = [n for line in lines if "done" in line for n in line["done"]]
+            return None, output if status else out.stdout
+        with self._lock:
+            self._written[host.name] = host
+        return number, output
 
     def done(self, host: MultihostHost, number: int) -> None:
         """Entry ``number`` was undone, or its call changed nothing: queued until the next write or flush."""

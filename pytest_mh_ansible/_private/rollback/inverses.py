@@ -30,7 +30,7 @@ from ...errors import RollbackError
 from ...rollback import RollbackJournal
 from ..secrets import secrets
 from . import accounts, snapshots
-from .host_journal import RUN_ID, HostJournal
+from .host_journal import PROBE_OUTPUT, RUN_ID, HostJournal
 from .service_state import service_state
 from .snapshots import SNAPSHOT_DIR
 
@@ -132,6 +132,8 @@ class JournalRecorder:
         """Write the change's undo on its host before the change, so that a later session can replay it."""
         if self.persist is None or (token.recipe is None and token.undo is None and token.unreverted is None):
             return  # nothing this call can change that the journal knows of
+        if token.persisted is not None:
+            return  # written already, in the same command as the probe of the before-state
         if token.recipe is None and token.undo is not None and token.snapshot is None:
             return  # covered by an earlier snapshot of this scope: that entry restores it
         steps = token.recipe or []
@@ -295,14 +297,15 @@ class JournalRecorder:
         name = str(token.args.get("name", ""))
         if not name:
             return
-        home = token.args.get("home")
-        state = accounts.probe_user(token.host, name, home=str(home) if home else None)
+        home = str(token.args["home"]) if token.args.get("home") else None
+        output = self._probe(token, "user", accounts.user_probe(name, home=home), {"name": name, "home_arg": home})
+        state = accounts.user_state(name, output, home=home)
+        if state.shadow is not None:
+            secrets.add(state.shadow[1])  # a password hash: never in a log line of the undo or the journal
         snapshot, at_commit = self._account_snapshot(token)
         undo, why = accounts.user_inverse(token.host, state, token.args, snapshot=snapshot)
         self._account_undo(token, undo, why, at_commit)
-        if undo is not None and token.snapshot is None:  # not restored from a snapshot: the user step
-            if state.shadow is not None:
-                secrets.add(state.shadow[1])  # a password hash: never in a log line of the journal's write
+        if undo is not None and token.snapshot is None and token.persisted is None:  # the user step
             token.recipe = [{"do": "user", "state": dataclasses.asdict(state), "args": _state_arg(token.args)}]
 
     def _before_group(self, token: _Token) -> None:
@@ -310,11 +313,27 @@ class JournalRecorder:
         if not name:
             return
         snapshot, at_commit = self._account_snapshot(token)
-        state = accounts.probe_group(token.host, name)
+        state = accounts.group_state(name, self._probe(token, "group", accounts.group_probe(name), {"name": name}))
         undo, why = accounts.group_inverse(token.host, state, token.args, snapshot=snapshot)
         self._account_undo(token, undo, why, at_commit)
-        if undo is not None and token.snapshot is None:
+        if undo is not None and token.snapshot is None and token.persisted is None:
             token.recipe = [{"do": "group", "state": dataclasses.asdict(state), "args": _state_arg(token.args)}]
+
+    def _probe(self, token: _Token, kind: str, probe: str, state: Mapping[str, Any]) -> str:
+        """Run an account's probe; its output. With a host journal, the entry is written in the same command.
+
+        The entry keeps the probe's output, from which a later session decides the undo as this one
+        does (one round trip before the change instead of two). Not for a deletion (``state=absent``),
+        whose undo may be a snapshot taken after the probe: its entry is written once that is known.
+        If the undo turns out impossible, :meth:`_account_undo` replaces the entry by one that says why.
+        """
+        if self.persist is None or _state_arg(token.args)["state"] == "absent":
+            return token.host.conn.run(probe, raise_on_error=False).stdout
+        step = {"do": kind, "state": {**state, "probe": PROBE_OUTPUT}, "args": _state_arg(token.args)}
+        token.persisted, output = self.persist.begin_probed(
+            token.host, describe(token.module, token.args), probe, [step]
+        )
+        return output
 
     def _account_snapshot(
         self, token: _Token
@@ -345,8 +364,8 @@ class JournalRecorder:
 
         return take, at_commit
 
-    @staticmethod
     def _account_undo(
+        self,
         token: _Token,
         undo: Callable[[], None] | None,
         why: str | None,
@@ -356,6 +375,11 @@ class JournalRecorder:
         token.unreverted = why
         if undo is None:
             token.undo = None
+            if token.persisted is not None and self.persist is not None:
+                # Written with the probe, the entry would have a later session try an undo that this
+                # one refuses: it is marked done, and the entry that says why goes in its place.
+                self.persist.done(token.host, token.persisted)
+                token.persisted = None
             return
 
         def committed(result: ModuleResult | None) -> Callable[[], None]:
