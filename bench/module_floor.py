@@ -16,6 +16,11 @@ pytest-mh run them). After a module call the journal's own undo command for it (
 --force``, ``groupdel``) is timed on its own: the module call plus that undo is what a
 module-backed add with its rollback costs at the least, with no probe and no journal work.
 
+Beside them, the whole of what a test pays (#33): ``host.ansible.run`` of the same add with the
+rollback journal and the journal on the host, from the call to the end of its scope's undo (the
+probe, the entry on the host, the module call, the undo, the done mark). Each of these kinds also
+counts its round trips to the host (the command agent's commands and scripts, the module calls).
+
 In every round each kind runs once, the order rotating from round to round. The executor's log line
 of each call gives the agent's share (``run`` ms: fork, the AnsiballZ wrapper, the module, its
 ``useradd``/``groupadd``, exit), so the controller's share is the rest.
@@ -36,6 +41,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from compare import git_commit
@@ -43,8 +49,12 @@ from module_call import lab_host, module_log, package_version
 
 from pytest_mh_ansible._private.ansible.transport import AnsibleTransport
 from pytest_mh_ansible._private.ansible.warm import WarmExecutor
+from pytest_mh_ansible._private.rollback.host_journal import RUN_ID, HostJournal
+from pytest_mh_ansible._private.rollback.inverses import JournalRecorder
 from pytest_mh_ansible.conn import Connection
+from pytest_mh_ansible.host import MultihostHost
 from pytest_mh_ansible.modules import HostModules
+from pytest_mh_ansible.rollback import RollbackJournal
 
 USER = "mhflooruser"
 GROUP = "mhfloorgroup"
@@ -62,6 +72,64 @@ class _AgentRuns(logging.Handler):
         match = _AGENT_RUN.search(record.getMessage())
         if match:
             self.runs.append(float(match.group(1)))
+
+
+class _Trips:
+    """Counts round trips to the host: each command or script of the command agent, each module call."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def wrap(self, target: object, *names: str) -> None:
+        for name in names:
+            inner = getattr(target, name, None)
+            if inner is None:
+                continue
+
+            def counted(*args: Any, _inner: Callable[..., Any] = inner, **kwargs: Any) -> Any:
+                self.count += 1
+                return _inner(*args, **kwargs)
+
+            setattr(target, name, counted)
+
+
+def _rollback_kinds(
+    host: MultihostHost, executor: WarmExecutor, conn: Connection
+) -> tuple[dict[str, tuple[Callable[[], object], Callable[[], object]]], Callable[[], None]]:
+    """The add with its rollback as a test pays it: ``host.ansible.run`` in a journal scope, then the scope's undo."""
+    journal = RollbackJournal()
+    persist = HostJournal(f"bench/{os.getpid()}/{RUN_ID}")
+    journal.on_close.append(lambda scope: persist.flush())
+    modules = HostModules(host, executor, recorder=JournalRecorder(journal, persist=persist))
+    host._mh_attach(SimpleNamespace(connection=lambda: conn, playbooks=None, modules=modules, journal=journal))  # type: ignore[arg-type]
+
+    def with_rollback(name: str, args: dict[str, Any]) -> Callable[[], object]:
+        def call() -> object:
+            journal.open("test")
+            try:
+                result = modules.run(name, **args)
+                if not result.changed:
+                    raise RuntimeError(f"{name} {args}: not changed (was the rollback missed?)")
+            finally:
+                journal.close("test")
+            return result
+
+        return call
+
+    def nothing() -> None:
+        return None
+
+    kinds = {
+        "group add with rollback (host.ansible.run)": (
+            with_rollback("ansible.builtin.group", {"name": GROUP, "state": "present"}),
+            nothing,
+        ),
+        "user add with rollback (host.ansible.run)": (
+            with_rollback("ansible.builtin.user", {"name": USER, "state": "present", "create_home": True}),
+            nothing,
+        ),
+    }
+    return kinds, lambda: persist.finish(host)
 
 
 def _kinds(modules: HostModules, conn: Connection) -> dict[str, tuple[Callable[[], object], Callable[[], object]]]:
@@ -103,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", type=int, default=30, help="timed rounds (default: 30)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed rounds first (default: 3)")
     parser.add_argument("--json", metavar="FILE", help="write the configuration, the figures and every sample")
+    parser.add_argument("--lab", default="mhfloor", help="the name of the lab brought up (default: mhfloor)")
     options = parser.parse_args(argv)
     if options.n < 1 or options.warmup < 1:
         parser.error("-n and --warmup must be at least 1 (the warm-up starts both agents)")
@@ -112,16 +181,22 @@ def main(argv: list[str] | None = None) -> int:
     started_all = time.perf_counter()
     with (
         module_log(agent_runs, logging.DEBUG),
-        lab_host(options.inventory, options.host, lab="mhfloor", init="systemd") as (inventory, host),
+        lab_host(options.inventory, options.host, lab=options.lab, init="systemd") as (inventory, host),
     ):
+        trips = _Trips()
         transport = AnsibleTransport(options.host, host.vars, command_agent=True)
+        trips.wrap(transport, "exec", "script", "put", "get")
         conn = Connection(options.host, host.vars, transport=transport)
         executor = WarmExecutor(inventory, default="warm")
+        trips.wrap(executor, "run")
         kinds = _kinds(HostModules(host, executor), conn)
+        rollback, finish = _rollback_kinds(host, executor, conn)
+        kinds.update(rollback)
         names = list(kinds)
         times: dict[str, list[float]] = {name: [] for name in names}
         agent: dict[str, list[float]] = {name: [] for name in names if "module" in name}
         undo: dict[str, list[float]] = {name: [] for name in agent}
+        round_trips: dict[str, list[int]] = {name: [] for name in names}
         try:
             conn.run(f"! getent group {GROUP} >/dev/null && ! getent passwd {USER} >/dev/null")
             for round_no in range(options.warmup + options.n):
@@ -130,14 +205,17 @@ def main(argv: list[str] | None = None) -> int:
                 for name in names[shift:] + names[:shift]:
                     measured, clean_up = kinds[name]
                     before = len(agent_runs.runs)
+                    trips_before = trips.count
                     started = time.perf_counter()
                     measured()
                     elapsed = (time.perf_counter() - started) * 1000
+                    trips_taken = trips.count - trips_before
                     started = time.perf_counter()
                     clean_up()
                     undone = (time.perf_counter() - started) * 1000
                     if timed:
                         times[name].append(elapsed)
+                        round_trips[name].append(trips_taken)
                         if name in undo:
                             undo[name].append(undone)
                         if name in agent and len(agent_runs.runs) == before + 1:
@@ -145,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
                 if round_no == 0:
                     time.sleep(2)  # the command agent starts in the background on the first command
         finally:
+            with contextlib.suppress(Exception):
+                finish()
             with contextlib.suppress(Exception):
                 executor.close()
             with contextlib.suppress(Exception):
@@ -154,7 +234,11 @@ def main(argv: list[str] | None = None) -> int:
 
     figures: dict[str, dict[str, float]] = {}
     for name in names:
-        figures[name] = {"median_ms": statistics.median(times[name]), "min_ms": min(times[name])}
+        figures[name] = {
+            "median_ms": statistics.median(times[name]),
+            "min_ms": min(times[name]),
+            "round_trips_median": statistics.median(round_trips[name]),
+        }
         if agent.get(name):
             figures[name]["agent_run_median_ms"] = statistics.median(agent[name])
         if undo.get(name):
@@ -163,6 +247,14 @@ def main(argv: list[str] | None = None) -> int:
             figures[name]["with_undo_median_ms"] = statistics.median(floor)
     group, user = figures["group module add (alone, warm)"], figures["user module add (alone, warm)"]
     ratios = {
+        "group add with rollback / raw groupadd + groupdel": figures["group add with rollback (host.ansible.run)"][
+            "median_ms"
+        ]
+        / figures["raw groupadd + groupdel"]["median_ms"],
+        "user add with rollback / raw useradd + userdel": figures["user add with rollback (host.ansible.run)"][
+            "median_ms"
+        ]
+        / figures["raw useradd + userdel"]["median_ms"],
         "group module add alone / raw groupadd + groupdel": group["median_ms"]
         / figures["raw groupadd + groupdel"]["median_ms"],
         "group module add + its undo / raw groupadd + groupdel": group["with_undo_median_ms"]
@@ -176,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     width = max(map(len, names))
     for name in names:
         line = f"  {name:<{width}}  median {figures[name]['median_ms']:6.1f} ms  min {figures[name]['min_ms']:6.1f} ms"
+        line += f"  round trips {figures[name]['round_trips_median']:g}"
         if "agent_run_median_ms" in figures[name]:
             line += f"  (agent's run {figures[name]['agent_run_median_ms']:.1f} ms)"
         if "with_undo_median_ms" in figures[name]:
@@ -195,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
                 "commit": git_commit(),
                 "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "load_average_before": [round(v, 2) for v in load_before],
+                "load_average_after": [round(v, 2) for v in os.getloadavg()],
                 "duration_s": round(duration, 1),
             },
             "figures": figures,
@@ -202,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
             "samples": times,
             "agent_run_ms": agent,
             "undo_ms": undo,
+            "round_trips": round_trips,
         }
         Path(options.json).write_text(json.dumps(result, indent=1))
         print(f"JSON written to {options.json}")

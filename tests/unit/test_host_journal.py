@@ -32,14 +32,13 @@ class _LocalConn:
 
     root: Path
     commands: list[str] = field(default_factory=list)
-    answers: dict[str, int] = field(default_factory=dict)  # a command containing the key exits with the value
+    answers: dict[str, int] = field(default_factory=dict)  # a tool (userdel) that only exits with the value
     path: str = ""  # put first on PATH (stand-in tools)
 
     def run(self, command: str, raise_on_error: bool = True, **kwargs: Any) -> _Out:
         self.commands.append(command)
-        for key, rc in self.answers.items():
-            if key in command:
-                return _Out("", rc)
+        for tool, rc in self.answers.items():
+            command = command.replace(f"{tool} ", f"sh -c 'exit {rc}' ")
         if self.path:
             command = f"PATH={self.path}:$PATH; {command}"
         command = command.replace(host_journal.JOURNAL_DIR, str(self.root))
@@ -189,7 +188,7 @@ def test_recorder__an_account_add_and_its_undo__one_command_before_the_change_on
     tmp_path: Path, module: str, name: str, delete: str
 ) -> None:
     """The round trips of a user or group add with its rollback, counted (#33): probe and entry in one command,
-    the module call, the undo in one command, and the done mark batched with the scope's others."""
+    the module call, and the undo in one command that also writes the done marks queued for the host."""
     host, persist, journal, recorder = _recorder(tmp_path, **{delete: 0})
     journal.open("test")
     token = recorder.prepare(host, module, {"name": name}, revert_paths=None)
@@ -199,13 +198,13 @@ def test_recorder__an_account_add_and_its_undo__one_command_before_the_change_on
     recorder.commit(token, ModuleResult.from_raw("server1", module, {"changed": True}))  # the module call: one
     assert len(host.conn.commands) == 1
     journal.close("test")
-    assert [command.split(";")[-1].split()[0] for command in host.conn.commands[1:]] == [delete, "mkdir"]
-    assert len(host.conn.commands) == 3  # + the undo, + the done mark (one per scope and host, however many)
+    assert len(host.conn.commands) == 2  # + the undo, whose command writes the done mark after it
+    assert f"{delete} " in host.conn.commands[1]
     assert host.ansible.calls == []
     assert pending(JournalFile(persist.path, _file(tmp_path, persist.owner).read_text())) == []
 
 
-def test_recorder__done_marks_of_a_scope__one_write_for_all_its_changes(tmp_path: Path) -> None:
+def test_recorder__done_marks_of_a_scope__carried_by_the_undo_commands(tmp_path: Path) -> None:
     host, persist, journal, recorder = _recorder(tmp_path, userdel=0, groupdel=0)
     journal.open("test")
     for number in range(3):
@@ -214,8 +213,34 @@ def test_recorder__done_marks_of_a_scope__one_write_for_all_its_changes(tmp_path
             recorder.commit(token, ModuleResult.from_raw("server1", module, {"changed": True}))
     assert len(host.conn.commands) == 6
     journal.close("test")
-    assert len(host.conn.commands) == 6 + 6 + 1
+    assert len(host.conn.commands) == 6 + 6  # each undo carries its mark: none written apart
     assert pending(JournalFile(persist.path, _file(tmp_path, persist.owner).read_text())) == []
+
+
+def test_recorder__an_undo_command_that_fails__the_module_undoes_and_the_mark_waits_for_the_flush(
+    tmp_path: Path,
+) -> None:
+    host, persist, journal, recorder = _recorder(tmp_path, userdel=1)
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.user", {"name": "mh-no-such-user-rt5"}, revert_paths=None)
+    recorder.commit(token, ModuleResult.from_raw("server1", "ansible.builtin.user", {"changed": True}))
+    journal.close("test")
+    assert [call[1]["state"] for call in host.ansible.calls] == ["absent"]
+    assert len(host.conn.commands) == 3  # probe and entry, userdel (failed: no mark), the flush of the mark
+    assert pending(JournalFile(persist.path, _file(tmp_path, persist.owner).read_text())) == []
+
+
+def test_recorder__marks_queued_by_other_changes__carried_along(tmp_path: Path) -> None:
+    host, persist, journal, recorder = _recorder(tmp_path, groupdel=0)
+    journal.open("test")
+    token = recorder.prepare(host, "ansible.builtin.group", {"name": "mh-no-such-grp-rt6"}, revert_paths=None)
+    recorder.commit(token, ModuleResult.from_raw("server1", "ansible.builtin.group", {"changed": True}))
+    persist.done(host, 99)  # another change's mark, queued
+    journal.close("test")
+    assert len(host.conn.commands) == 2
+    written = JournalFile(persist.path, _file(tmp_path, persist.owner).read_text())
+    assert written.done == {int(written.entries[0]["n"]), 99}
+    assert pending(written) == []
 
 
 def test_recorder__the_entry_written_with_the_probe__a_later_session_undoes_the_same(tmp_path: Path) -> None:

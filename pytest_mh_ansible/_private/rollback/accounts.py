@@ -30,7 +30,7 @@ import base64
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, final
 
 from ...errors import RollbackError
 from ..secrets import secrets
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ...host import MultihostHost
 
 __all__ = [
+    "CommandUndo",
     "GroupState",
     "UserState",
     "group_inverse",
@@ -198,15 +199,17 @@ def probe_user(host: MultihostHost, name: str, *, home: str | None) -> UserState
 def user_probe(name: str, *, home: str | None) -> str:
     """The shell command that reads user ``name`` (its output is for :func:`user_state`)."""
     quoted = shlex.quote(name)
+    # What only an existing user needs (its groups, shadow entry, home) is read only when getent did
+    # not answer "no such user"; what only a new one needs (a group of its name) only when it did.
     return (
         f"{SBIN_PATH}{_EXISTS}"
-        f'pw=$(getent passwd {quoted}); printf "passwd\\t%s\\t%s\\n" $? "$pw"; '
+        f'pw=$(getent passwd {quoted}); r=$?; printf "passwd\\t%s\\t%s\\n" $r "$pw"; '
+        f'if [ $r = {_NOT_FOUND} ] && [ -z "$pw" ]; then {_group_probe(quoted)}else '
         f'g=$(id -gn {quoted} 2>/dev/null); printf "primary\\t%s\\t%s\\n" $? "$g"; '
         f'g=$(id -Gn {quoted} 2>/dev/null); printf "groups\\t%s\\t%s\\n" $? "$g"; '
         f's=$(getent shadow {quoted}); printf "shadow\\t%s\\t%s\\n" $? "$s"; '
         f'cut -d: -f1 /etc/passwd | grep -qxF {quoted}; printf "local\\t%s\\n" $?; '
-        + _group_probe(quoted)
-        + 'h=$(printf %s "$pw" | cut -d: -f6); [ -z "$h" ] || mh_exists home "$h"; '
+        'h=$(printf %s "$pw" | cut -d: -f6); [ -z "$h" ] || mh_exists home "$h"; fi; '
         + (
             f"h={shlex.quote(home)}; "
             if home
@@ -276,6 +279,38 @@ def user_state(name: str, output: str, *, home: str | None) -> UserState:
 
 
 Undo = Callable[[], None]
+_CARRIED = "mh-carried"  # printed by what an undo command carried, once it ran
+
+
+@final
+class CommandUndo:
+    """The undo of an account the test created: one command, which can carry more at no round trip of its own.
+
+    Calling it undoes. :meth:`carrying` undoes and runs a shell command after a successful undo, in
+    the same command: the rollback journal has the undo's done mark written so (see
+    :meth:`~.host_journal.HostJournal.carry`). Example::
+
+        undo = CommandUndo(delete)
+        undo()                                    # userdel alice
+        undo.carrying("printf ... >> journal")    # userdel alice; then the mark, if userdel succeeded
+    """
+
+    def __init__(self, run: Callable[[str], bool]) -> None:
+        self._run = run
+
+    def __call__(self) -> None:
+        self._run("")
+
+    def carrying(self, then: str) -> bool:
+        """Undo, with ``then`` run in the same command once the undo succeeded; whether ``then`` succeeded."""
+        return self._run(then)
+
+
+def _after(then: str) -> str:
+    """``then`` after an account command that succeeded (0) or found the account gone (6); the command's status kept."""
+    if not then:
+        return ""
+    return f"; r=$?; if [ $r = 0 ] || [ $r = 6 ]; then {then} && echo {_CARRIED}; fi; exit $r"
 
 
 def user_inverse(
@@ -378,8 +413,11 @@ def _delete_created_user(host: MultihostHost, state: UserState) -> Undo:
         if keep_paths and not existed and path and path != "/"
     ]
 
-    def delete() -> None:
-        done = host.conn.run(f"{SBIN_PATH}userdel {' '.join(flags)} {quoted}", raise_on_error=False)
+    def delete(then: str) -> bool:
+        alone = not cleanup and not (group is not None and group.found)  # nothing to do after userdel
+        done = host.conn.run(
+            f"{SBIN_PATH}userdel {' '.join(flags)} {quoted}{_after(then if alone else '')}", raise_on_error=False
+        )
         if done.rc not in (0, 6):  # 6: gone already (the test deleted it)
             remove = "--remove" in flags
             host.ansible.run("ansible.builtin.user", name=name, state="absent", remove=remove, force="--force" in flags)
@@ -387,8 +425,9 @@ def _delete_created_user(host: MultihostHost, state: UserState) -> Undo:
             host.conn.run(command)
         if group is not None and group.found:
             _group_back(host, group)
+        return _CARRIED in done.stdout
 
-    return delete
+    return CommandUndo(delete)
 
 
 def _group_back(host: MultihostHost, group: GroupState) -> None:
@@ -415,12 +454,13 @@ def group_inverse(
     if not state.found:
         quoted = shlex.quote(name)
 
-        def delete() -> None:
-            done = host.conn.run(f"{SBIN_PATH}groupdel {quoted}", raise_on_error=False)
+        def delete(then: str) -> bool:
+            done = host.conn.run(f"{SBIN_PATH}groupdel {quoted}{_after(then)}", raise_on_error=False)
             if done.rc not in (0, 6):  # 6: gone already; 8: a user's primary group (the module says so)
                 host.ansible.run("ansible.builtin.group", name=name, state="absent")
+            return _CARRIED in done.stdout
 
-        return delete, None
+        return CommandUndo(delete), None
     if not state.local:
         return None, (
             f"group {name!r} exists through NSS only (not in /etc/group): the rollback neither creates nor "

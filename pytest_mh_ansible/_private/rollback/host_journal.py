@@ -152,6 +152,29 @@ class HostJournal:
         with self._lock:
             self._marks.setdefault(host.name, (host, []))[1].append(number)
 
+    def carry(self, host: MultihostHost, number: int) -> tuple[str, list[int]]:
+        """A shell command that marks ``number`` and the marks queued for ``host`` done, for an undo to carry.
+
+        An undo that is one command runs it after itself (:class:`~.accounts.CommandUndo`): the
+        marks cost no round trip of their own. Once it ran, :meth:`carried` drops them from the
+        queue; if it did not, the caller queues ``number`` with :meth:`done` as usual.
+
+        :returns: The command and the numbers it marks.
+        """
+        with self._lock:
+            numbers = [*self._marks.get(host.name, (host, []))[1], number]
+        text = json.dumps({"done": numbers}, sort_keys=True, separators=(",", ":")) + "\n"
+        command = f"(umask 077; mkdir -p {JOURNAL_DIR} && printf %s {shlex.quote(text)} >> {shlex.quote(self.path)})"
+        return command, numbers
+
+    def carried(self, host: MultihostHost, numbers: Sequence[int]) -> None:
+        """The command of :meth:`carry` ran on ``host``: its marks are written, no longer queued."""
+        with self._lock:
+            queued = self._marks.get(host.name)
+            if queued is not None:
+                queued[1][:] = [n for n in queued[1] if n not in numbers]
+            self._written[host.name] = host
+
     def flush(self) -> None:
         """Write every queued mark (one command per host); a host that cannot be reached keeps them queued."""
         with self._lock:

@@ -216,7 +216,13 @@ class JournalRecorder:
         persist, host, number = self.persist, token.host, token.persisted
 
         def undo_and_mark() -> None:
-            undo()
+            if isinstance(undo, accounts.CommandUndo):  # the mark goes in the undo's own command
+                command, numbers = persist.carry(host, number)
+                if undo.carrying(command):
+                    persist.carried(host, numbers)
+                    return
+            else:
+                undo()
             persist.done(host, number)
 
         return undo_and_mark
