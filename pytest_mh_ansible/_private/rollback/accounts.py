@@ -60,7 +60,9 @@ _NOT_FOUND = 2
 # ``mh_exists KEY PATH``: a probe line whose status is 0 (it exists), 1 (it does not: the parent is
 # missing or searchable, so this is the file system's own answer) or 3 (cannot tell).
 _EXISTS = (
-    'mh_exists() { if [ -e "$2" ] || [ -L "$2" ]; then s=0; else d=$(dirname "$2"); '
+    'mh_exists() { if [ -e "$2" ] || [ -L "$2" ]; then s=0; else '
+    # the parent, as dirname gives it, without a process for an absolute path
+    'case $2 in /*) d=${2%"${2##*[!/]}"}; d=${d%/*}; d=${d:-/};; *) d=$(dirname "$2");; esac; '
     'if [ ! -e "$d" ] || [ -x "$d" ]; then s=1; else s=3; fi; fi; printf "%s\\t%s\\t%s\\n" "$1" $s "$2"; }; '
 )
 # The local account database: snapshotted (and so restored in place) when a test deletes an account.
@@ -153,11 +155,17 @@ def _answers(output: str) -> dict[str, tuple[int, str]]:
     return found
 
 
+def _first_field(quoted: str) -> str:
+    """A grep pattern (quoted for the shell) of a line whose first field is the account's name, as given."""
+    name = shlex.split(quoted)[0]
+    return shlex.quote("^" + "".join("\\" + c if c in ".[]*^$\\" else c for c in name) + ":")
+
+
 def _group_probe(quoted: str, key: str = "group") -> str:
     """The probe lines of one group: its ``getent`` answer and whether ``/etc/group`` has it."""
     return (
         f'e=$(getent group {quoted}); printf "{key}\\t%s\\t%s\\n" $? "$e"; '
-        f'cut -d: -f1 /etc/group | grep -qxF {quoted}; printf "{key}_local\\t%s\\n" $?; '
+        f'grep -q {_first_field(quoted)} /etc/group; printf "{key}_local\\t%s\\n" $?; '
     )
 
 
@@ -208,7 +216,7 @@ def user_probe(name: str, *, home: str | None) -> str:
         f'g=$(id -gn {quoted} 2>/dev/null); printf "primary\\t%s\\t%s\\n" $? "$g"; '
         f'g=$(id -Gn {quoted} 2>/dev/null); printf "groups\\t%s\\t%s\\n" $? "$g"; '
         f's=$(getent shadow {quoted}); printf "shadow\\t%s\\t%s\\n" $? "$s"; '
-        f'cut -d: -f1 /etc/passwd | grep -qxF {quoted}; printf "local\\t%s\\n" $?; '
+        f'grep -q {_first_field(quoted)} /etc/passwd; printf "local\\t%s\\n" $?; '
         'h=$(printf %s "$pw" | cut -d: -f6); [ -z "$h" ] || mh_exists home "$h"; fi; '
         + (
             f"h={shlex.quote(home)}; "

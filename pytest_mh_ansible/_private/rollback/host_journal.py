@@ -132,7 +132,7 @@ class HostJournal:
             raise ValueError(f"the steps of {operation!r} must hold PROBE_OUTPUT once")
         out = host.conn.run(
             f"o=$({probe}\n); printf '%s\\n' \"$o\"; "
-            f"(umask 077; b=$(printf '%s\\n' \"$o\" | base64 | tr -d '\\n') && [ -n \"$b\" ] && "
+            f'(umask 077; b=$(printf \'%s\\n\' "$o" | base64 -w0) && [ -n "$b" ] && '
             f'mkdir -p {JOURNAL_DIR} && printf \'%s"%s"%s\' {shlex.quote(before)} "$b" {shlex.quote(after)} '
             f">> {shlex.quote(self.path)}); printf '{_WRITTEN}\\t%s\\n' $?",
             raise_on_error=False,
