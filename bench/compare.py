@@ -2,8 +2,8 @@
 
 Usage (root: it brings up a lab)::
 
-    python3 bench/compare.py                       # 5 rounds, 200-test suite, settings table (~12 min)
-    python3 bench/compare.py --quick               # 1 round, 20-test suite (~3 min)
+    python3 bench/compare.py --rounds 3            # the README's run: 3 rounds, the 200-test suite 3 times per tool
+    python3 bench/compare.py --quick               # 1 round, 20-test suite once (~6 min)
     python3 bench/compare.py --quick --tools ours  # no pytest-mh (no PyPI needed)
     python3 bench/compare.py --quick --executors warm   # our module suite with the warm executor only
     python3 bench/compare.py --json out.json --rounds 7
@@ -27,7 +27,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -40,8 +40,10 @@ from compare_lab import (
     tool_version,
     write_inventories,
 )
+from compare_state import HostState, StateDrift
 from compare_suites import (
     MODULE_VARIANTS,
+    MODULES,
     OPERATIONS,
     PYTEST_MH_VARIANTS,
     VARIANTS,
@@ -53,7 +55,17 @@ from compare_suites import (
     write_variant,
 )
 
+_T = TypeVar("_T")
 SPARES = 197
+PACKAGE_UNDO = (
+    "every variant purges what the install brought: dpkg --purge of the new packages, then their stanzas"
+    " dropped from apt's extended_states (ours: the journal's undo of the apt module; pytest-mh and ours-raw:"
+    " the same commands in the bench's own teardown)"
+)
+FINGERPRINT_WHAT = (
+    "after every pytest run: compat_suite.fingerprints (/etc and /root: path, size, mode, owner) and the"
+    " packages' dpkg state, apt's auto marks, blsvc.service's state, what is in /tmp and /home; equal to the start"
+)
 EXECUTORS = ("warm", "standard")
 # variant -> the --mh-executor its runs get (ours-raw: none, its tests run no module)
 VARIANT_EXECUTOR = {variant: executor for executor, variant in MODULE_VARIANTS.items()}
@@ -94,9 +106,12 @@ def write_results(result: dict[str, Any], kind: str, started: float, json_path: 
 
 def git_commit(here: Path = HERE) -> str:
     """The commit of the checkout ``here`` (the bench's own by default), with ``+dirty`` when it has changes."""
-    run = lambda *a: subprocess.run(["git", *a], cwd=here, capture_output=True, text=True, check=False)  # noqa: E731
-    commit = run("rev-parse", "HEAD").stdout.strip() or "unknown"
-    dirty = run("status", "--porcelain", "--untracked-files=no").stdout.strip()
+
+    def run(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=here, capture_output=True, text=True, check=False).stdout.strip()
+
+    commit = run("rev-parse", "HEAD") or "unknown"
+    dirty = run("status", "--porcelain", "--untracked-files=no")
     return commit + ("+dirty" if dirty else "")
 
 
@@ -123,6 +138,9 @@ class Runner:
         self.counter = 0
         self.dirs: dict[str, Path] = {}
         self.inventories: dict[str, tuple[Path, Path]] = {}
+        # the hosts' state at the start; checked after every run (None: not checked)
+        self.state: HostState | None = None
+        self.stage = ""  # what the bench is at ("round 2/3"), for the drift message
 
     def variant_dir(self, variant: str) -> Path:
         if variant not in self.dirs:
@@ -190,6 +208,8 @@ class Runner:
         failed = [nodeid for nodeid, outcome in data["outcomes"].items() if outcome != "passed"]
         if failed:
             raise BenchError(f"{variant}: {name}: not passed: {failed}\n{proc.stdout[-6000:]}")
+        if self.state is not None:  # after the timings: the check is no part of any figure
+            self.state.check(f"{self.stage}, {name} run of {VARIANTS.get(variant, variant)} ({test_file.name})")
         data["wall"] = wall
         data["t0"] = t0
         data["out"] = str(out)
@@ -212,7 +232,8 @@ def per_test(data: dict[str, Any]) -> dict[str, float]:
     return {nodeid: (t["finish"] - t["start"]) * 1000 for nodeid, t in data["tests"].items()}
 
 
-def alternate(variants: list[str], round_no: int) -> list[str]:
+def alternate(variants: list[_T], round_no: int) -> list[_T]:
+    """``variants`` in even rounds, reversed in odd ones: no tool always runs first (or right after another)."""
     return variants if round_no % 2 == 0 else list(reversed(variants))
 
 
@@ -254,6 +275,7 @@ def measure(
     contacted = 0
     for r in range(options.rounds):
         log(f"round {r + 1}/{options.rounds}")
+        runner.stage = f"round {r + 1}/{options.rounds}"
         for v in alternate(conn_variants, r):
             data = runner.run(v, "raw", raw_test(20, options.raw_calls, options.idle_calls))
             samples[v]["raw_ms"].extend(data["extra"]["raw_ms"])
@@ -283,6 +305,7 @@ def measure(
         contacted = contacted_spares(runner.blab, SPARES)
     for r in range(options.suite_rounds):
         log(f"suite of {options.suite_tests} tests, run {r + 1}/{options.suite_rounds}")
+        runner.stage = f"suite run {r + 1}/{options.suite_rounds}"
         for v in alternate(variants, r):
             data = runner.run(v, "suite", suite_tests(options.suite_tests))
             add_warm_log(samples[v]["warm_log"], data)
@@ -378,7 +401,10 @@ ROWS: list[tuple[str, str, str]] = [
     ("useradd + rollback", "useradd_rollback_ms", "ms"),
     ("groupadd + rollback", "groupadd_rollback_ms", "ms"),
     ("line edit in a config file + rollback", "lineedit_rollback_ms", "ms"),
-    ("package install (from apt's cache) + rollback", "pkginstall_rollback_ms", "ms"),
+    ("template over an existing file + rollback", "template_rollback_ms", "ms"),
+    ("ini option + rollback", "inifile_rollback_ms", "ms"),
+    ("new directory + rollback", "mkdir_rollback_ms", "ms"),
+    ("package install (from apt's cache) + purge", "pkginstall_rollback_ms", "ms"),
     ("suite: wall", "suite_wall_s", "s"),
     ("suite: per test", "suite_per_test_ms", "ms"),
     ("suite: per-test overhead", "suite_overhead_ms", "ms"),
@@ -512,7 +538,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, help="rounds of raw command, operations, session start (5; quick 1)")
     parser.add_argument("--suite-tests", type=int, help="tests of the generated suite (200; quick 20)")
-    parser.add_argument("--suite-rounds", type=int, default=1, help="runs of the suite per tool (1)")
+    parser.add_argument("--suite-rounds", type=int, help="runs of the suite per tool, alternating (3; quick 1)")
     parser.add_argument(
         "--ops-reps", type=int, help="tests of each operation per round and tool, their median taken (3; quick 2)"
     )
@@ -558,6 +584,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         options.rounds = 1 if options.quick else 5
     if options.suite_tests is None:
         options.suite_tests = 20 if options.quick else 200
+    if options.suite_rounds is None:
+        options.suite_rounds = 1 if options.quick else 3
     if options.ops_reps is None:
         options.ops_reps = 2 if options.quick else 3
     options.raw_calls = 50 if options.quick else 100
@@ -613,18 +641,28 @@ def main(argv: list[str] | None = None) -> int:
         "loadavg_before": list(os.getloadavg()),
         "cpus": os.cpu_count(),
         "default_path": "ours-util (bundled utilities; host.ansible with the warm executor)",
+        "modules": {op: MODULES[op] for op in options.op_list},
+        "package_undo": PACKAGE_UNDO,
     }
     workdir = Path(tempfile.mkdtemp(prefix="mhcmp-"))
     try:
         log(f"lab {options.lab_name}: up")
         with bench_lab(options.lab_name, reuse=options.reuse) as blab:
             runner = Runner(workdir, blab, mh_python, options.verbose, options.source)
+            runner.state = HostState.take(blab)
             result: dict[str, Any] = measure(options, runner, variants, log)
             result["ratios"] = ratios(result["figures"])
             if not options.no_settings and "ours-raw" in variants:
                 result["settings"] = measure_settings(options, runner, log)
+            config["fingerprint"] = {
+                "hosts": list(runner.state.hosts),
+                "checks": runner.state.checks,
+                "seconds": round(runner.state.seconds, 1),
+                "drift": None,  # a drift stops the bench (exit 1, no JSON)
+                "what": FINGERPRINT_WHAT,
+            }
             log(f"lab {options.lab_name}: down" if not options.reuse else "done")
-    except BenchError as e:
+    except (BenchError, StateDrift) as e:
         print(e, file=sys.stderr)
         return 1
     finally:

@@ -1,7 +1,7 @@
 """Lab, inventories and the pytest-mh virtualenv of ``bench/compare.py``.
 
-* :func:`bench_lab`: brings up (or reuses) the 3-host systemd lab, installs ``blsvc.service`` and
-  ``/etc/bl-app.conf`` on the servers, and tears the lab down afterwards unless it was reused.
+* :func:`bench_lab`: brings up (or reuses) the 3-host systemd lab, installs ``blsvc.service``,
+  ``/etc/bl-app.conf`` and ``/etc/bl-app.ini`` on the servers, and tears the lab down afterwards unless it was reused.
 * :func:`write_inventories`: the Ansible YAML inventory (ours) and ``mhc.yaml`` (pytest-mh) for the lab,
   optionally with spare hosts in a domain ``spare`` at unused addresses of the lab's /24.
 * :func:`ensure_pytest_mh_venv`: ``bench/.venv-pytest-mh`` with pytest-mh (and not pytest-mh-ansible).
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from compare_suites import PACKAGE
+from compare_suites import INI, INI_START, PACKAGE
 
 from pytest_mh_ansible.lab import Lab, LabHostSpec, LabSpec
 
@@ -96,6 +96,7 @@ def _prepare_hosts(blab: BenchLab, hosts: Mapping[str, str] = HOSTS) -> None:
             continue
         blab.ssh(host, "cat > /etc/systemd/system/blsvc.service", input=SERVICE_UNIT)
         blab.ssh(host, "printf 'value = 0\\n' > /etc/bl-app.conf")
+        blab.ssh(host, f"cat > {INI}", input=INI_START)
         blab.ssh(
             host,
             "systemctl daemon-reload && systemctl reset-failed blsvc.service; systemctl restart blsvc.service"

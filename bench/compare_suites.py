@@ -24,10 +24,46 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["MODULE_VARIANTS", "OPERATIONS", "PYTEST_MH_VARIANTS", "VARIANTS", "write_variant"]
+__all__ = [
+    "MODULES",
+    "MODULE_VARIANTS",
+    "OPERATIONS",
+    "PYTEST_MH_VARIANTS",
+    "RENDERED",
+    "TEMPLATE",
+    "VARIANTS",
+    "write_variant",
+]
 
 # The operations the ops run times, each as a test kind of its own (besides "empty").
-OPERATIONS = ("write", "writenew", "restart", "stop", "useradd", "groupadd", "lineedit", "pkginstall")
+OPERATIONS = (
+    "write",
+    "writenew",
+    "restart",
+    "stop",
+    "useradd",
+    "groupadd",
+    "lineedit",
+    "template",
+    "inifile",
+    "mkdir",
+    "pkginstall",
+)
+
+# What host.ansible.run calls for each operation (the ours-mod variants); the tables name them.
+MODULES: dict[str, str] = {
+    "write": "ansible.builtin.copy",
+    "writenew": "ansible.builtin.copy",
+    "restart": "ansible.builtin.service",
+    "stop": "ansible.builtin.service",
+    "useradd": "ansible.builtin.user",
+    "groupadd": "ansible.builtin.group",
+    "lineedit": "ansible.builtin.lineinfile",
+    "template": "ansible.builtin.template",
+    "inifile": "community.general.ini_file",
+    "mkdir": "ansible.builtin.file",
+    "pkginstall": "ansible.builtin.apt",
+}
 
 # variant key -> label in the tables
 VARIANTS: dict[str, str] = {
@@ -35,8 +71,8 @@ VARIANTS: dict[str, str] = {
     "pytest-mh": "pytest-mh (lazy)",
     "ours-util": "ours (utilities, the default path)",
     "ours-raw": "ours (raw commands)",
-    "ours-mod": "ours (modules, warm)",
-    "ours-mod-standard": "ours (modules, standard)",
+    "ours-mod": "ours (host.ansible.run, warm)",
+    "ours-mod-standard": "ours (host.ansible.run, standard)",
 }
 
 # the variants that run pytest-mh (in its venv); the bench compares against the better of them per figure
@@ -47,6 +83,16 @@ MODULE_VARIANTS: dict[str, str] = {"warm": "ours-mod", "standard": "ours-mod-sta
 
 SERVICE = "blsvc.service"
 CONF = "/etc/bl-app.conf"
+# an ini file of the servers (compare_lab writes it): the ini row sets "value" in section "main"
+INI = "/etc/bl-app.ini"
+INI_START = "[main]\nvalue = 0\n"
+# the template row: ansible.builtin.template renders TEMPLATE (a file next to each variant's conftest.py)
+# over CONF; the other variants write RENDERED, what it renders to, with their file-write utility
+TEMPLATE = "# {{ 'rendered' | upper }} by the bench\nvalue = {{ 6 * 7 }}\n"
+RENDERED = "# RENDERED by the bench\nvalue = 42\n"
+TEMPLATE_FILE = "bl-app.conf.j2"
+# the directory row: a new directory under /etc, removed again by the undo
+DIRECTORY = "/etc/bl-dir-{n}"
 # a package that is not installed on the lab hosts; its .deb is put in apt's cache first (compare_lab)
 PACKAGE = "tree"
 
@@ -155,6 +201,7 @@ PYTEST_MH_CONFTEST = '''\
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import pytest
@@ -171,7 +218,24 @@ from pytest_mh.utils.services import SystemdServices
 
 pytest_plugins = ("pytest_mh",)
 
+# what the package row runs on both sides (the same install, the same undo)
+INSTALLED = "dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' | sed -n 's/^ii *//p'"
+APT_INSTALL = "DEBIAN_FRONTEND=noninteractive apt-get install -y -q"
+STATES = "/var/lib/apt/extended_states"
+
+
+def purge_command(names: list[str]) -> str:
+    """dpkg --purge of ``names``, then their stanzas out of apt's marks (only if the file has one of them)."""
+    quoted = " ".join(shlex.quote(n) for n in names)
+    marks = " ".join("-e " + shlex.quote(f"Package: {n}") for n in names)
+    ranges = " ".join("-e " + shlex.quote(f"/^Package: {n}$/,/^$/d") for n in names)
+    return (
+        f"DEBIAN_FRONTEND=noninteractive dpkg --purge {quoted} >/dev/null"
+        f" && if [ -f {STATES} ] && grep -qxF {marks} {STATES}; then sed -i {ranges} {STATES}; fi"
+    )
+
 LAZY = True  # the bench writes False here for its eager variant (pytest-mh's default)
+RENDERED = "RENDERED_TEXT"  # the bench writes the rendered template here
 
 
 class BenchUsers(MultihostUtility[MultihostHost]):
@@ -198,22 +262,22 @@ class BenchUsers(MultihostUtility[MultihostHost]):
 
 
 class BenchPackages(MultihostUtility[MultihostHost]):
-    """apt-get install in the test, apt-get purge in the role teardown (pytest-mh bundles no package utility)."""
+    """apt-get install in the test; in the role teardown what it brought is purged as pytest-mh-ansible undoes
+    an install (pytest-mh bundles no package utility): ``dpkg --purge`` of the new packages, then their
+    auto-installed marks dropped from apt's extended_states."""
 
     def __init__(self, host: MultihostHost) -> None:
         super().__init__(host)
         self._installed: list[str] = []
 
     def install(self, name: str) -> None:
-        if self.host.conn.run(f"dpkg-query -W -f='${{db:Status-Abbrev}}' {name} 2>/dev/null | grep -q '^ii'",
-                              raise_on_error=False).rc == 0:
-            return
-        self.host.conn.run(f"DEBIAN_FRONTEND=noninteractive apt-get install -y -q {name}")
-        self._installed.append(name)
+        before = set(self.host.conn.run(INSTALLED).stdout_lines)
+        after = self.host.conn.run(f"{APT_INSTALL} {name} >/dev/null && {INSTALLED}").stdout_lines
+        self._installed.extend(sorted(set(after) - before))
 
     def teardown(self) -> None:
-        for name in reversed(self._installed):
-            self.host.conn.run(f"DEBIAN_FRONTEND=noninteractive apt-get purge -y -q {name}")
+        if self._installed:
+            self.host.conn.run(purge_command(self._installed))
         self._installed.clear()
         super().teardown()
 
@@ -276,6 +340,18 @@ class Ops:
         # LinuxFileSystem.sed backs the file up first (restored at teardown), then runs sed
         role.fs.sed(f"s/^{key} = .*/{key} = {value}/", path, args=["-i"])
 
+    def template(self, role: BenchRole, path: str) -> None:
+        # the rendered text (what ansible.builtin.template makes of the template), written with a backup
+        role.fs.write(path, RENDERED)
+
+    def inifile(self, role: BenchRole, path: str, section: str, option: str, value: str) -> None:
+        # sed on the option's line within the section, the file backed up first
+        role.fs.sed(f"/^\\\\[{section}\\\\]/,/^\\\\[/ s/^{option} = .*/{option} = {value}/", path, args=["-i"])
+
+    def mkdir(self, role: BenchRole, path: str) -> None:
+        # LinuxFileSystem.mkdir: the path backed up (here: to be removed at teardown), then created
+        role.fs.mkdir(path)
+
     def pkginstall(self, role: BenchRole, name: str) -> None:
         role.pkgs.install(name)
 
@@ -295,6 +371,24 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+
+RENDERED = "RENDERED_TEXT"  # the bench writes the rendered template here
+
+# what the package row runs on both sides (the same install, the same undo)
+INSTALLED = "dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' | sed -n 's/^ii *//p'"
+APT_INSTALL = "DEBIAN_FRONTEND=noninteractive apt-get install -y -q"
+STATES = "/var/lib/apt/extended_states"
+
+
+def purge_command(names: list[str]) -> str:
+    """dpkg --purge of ``names``, then their stanzas out of apt's marks (only if the file has one of them)."""
+    quoted = " ".join(shlex.quote(n) for n in names)
+    marks = " ".join("-e " + shlex.quote(f"Package: {n}") for n in names)
+    ranges = " ".join("-e " + shlex.quote(f"/^Package: {n}$/,/^$/d") for n in names)
+    return (
+        f"DEBIAN_FRONTEND=noninteractive dpkg --purge {quoted} >/dev/null"
+        f" && if [ -f {STATES} ] && grep -qxF {marks} {STATES}; then sed -i {ranges} {STATES}; fi"
+    )
 
 
 class Ops:
@@ -351,13 +445,31 @@ class Ops:
         saved = saved.strip()
         self.undo.append(lambda: conn.run(f"cp --force --archive {saved} {qpath} && rm --force {saved}"))
 
+    def template(self, role: Any, path: str) -> None:
+        self.write(role, path, RENDERED)
+
+    def inifile(self, role: Any, path: str, section: str, option: str, value: str) -> None:
+        conn = role.host.conn
+        qpath = shlex.quote(path)
+        saved = conn.run(f"t=$(mktemp /tmp/bl.rollback.XXXXXXXX) && cp --force --archive {qpath} $t && echo $t").stdout
+        edit = f"/^\\\\[{section}\\\\]/,/^\\\\[/ s/^{option} = .*/{option} = {value}/"
+        conn.run(shlex.join(["sed", "-i", edit, path]))
+        saved = saved.strip()
+        self.undo.append(lambda: conn.run(f"cp --force --archive {saved} {qpath} && rm --force {saved}"))
+
+    def mkdir(self, role: Any, path: str) -> None:
+        conn = role.host.conn
+        qpath = shlex.quote(path)
+        conn.run(f"mkdir {qpath}")
+        self.undo.append(lambda: conn.run(f"rm --force --recursive {qpath}"))
+
     def pkginstall(self, role: Any, name: str) -> None:
         conn = role.host.conn
-        if conn.run(f"dpkg-query -W -f='${{db:Status-Abbrev}}' {name} 2>/dev/null | grep -q '^ii'",
-                    raise_on_error=False).rc == 0:
-            return
-        conn.run(f"DEBIAN_FRONTEND=noninteractive apt-get install -y -q {name}")
-        self.undo.append(lambda: conn.run(f"DEBIAN_FRONTEND=noninteractive apt-get purge -y -q {name}"))
+        before = set(conn.run(INSTALLED).stdout.splitlines())
+        after = conn.run(f"{APT_INSTALL} {name} >/dev/null && {INSTALLED}").stdout.splitlines()
+        new = sorted(set(after) - before)
+        if new:
+            self.undo.append(lambda: conn.run(purge_command(new)))
 
 
 @pytest.fixture
@@ -373,9 +485,12 @@ OURS_MOD_CONFTEST = '''\
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+TEMPLATE = str(Path(__file__).with_name("TEMPLATE_FILE"))
 
 
 class Ops:
@@ -400,6 +515,15 @@ class Ops:
     def lineedit(self, role: Any, path: str, key: str, value: str) -> None:
         role.host.ansible.run("ansible.builtin.lineinfile", path=path, regexp=f"^{key} = ", line=f"{key} = {value}")
 
+    def template(self, role: Any, path: str) -> None:
+        role.host.ansible.run("ansible.builtin.template", src=TEMPLATE, dest=path)
+
+    def inifile(self, role: Any, path: str, section: str, option: str, value: str) -> None:
+        role.host.ansible.run("community.general.ini_file", path=path, section=section, option=option, value=value)
+
+    def mkdir(self, role: Any, path: str) -> None:
+        role.host.ansible.run("ansible.builtin.file", path=path, state="directory")
+
     def pkginstall(self, role: Any, name: str) -> None:
         role.host.ansible.run("ansible.builtin.apt", name=name, state="present")
 
@@ -417,6 +541,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
+RENDERED = "RENDERED_TEXT"  # the bench writes the rendered template here
 
 
 class Ops:
@@ -440,6 +566,15 @@ class Ops:
 
     def lineedit(self, role: Any, path: str, key: str, value: str) -> None:
         role.config_files.line(path, f"{key} = {value}", regexp=f"^{key} = ")
+
+    def template(self, role: Any, path: str) -> None:
+        role.fs.write(path, RENDERED)  # no template utility: the rendered text, as the other variants write
+
+    def inifile(self, role: Any, path: str, section: str, option: str, value: str) -> None:
+        role.config_files.ini(path, section, option, value)
+
+    def mkdir(self, role: Any, path: str) -> None:
+        role.fs.mkdir(path)
 
     def pkginstall(self, role: Any, name: str) -> None:
         role.pkg.install(name)
@@ -512,6 +647,9 @@ def ops_tests(reps: int, seed: int, ops: Sequence[str] | None = None) -> str:
         "useradd": 'ops.useradd(server1, "bluser")',
         "groupadd": 'ops.groupadd(server1, "blgroup")',
         "lineedit": f'ops.lineedit(server1, "{CONF}", "value", "{{n}}")',
+        "template": f'ops.template(server1, "{CONF}")',
+        "inifile": f'ops.inifile(server1, "{INI}", "main", "value", "{{n}}")',
+        "mkdir": f'ops.mkdir(server1, "{DIRECTORY}")',
         "pkginstall": f'ops.pkginstall(server1, "{PACKAGE}")',
     }
     # The line edit first: on a path no write of the warm-up has snapshotted yet, its journal calls the
@@ -585,7 +723,9 @@ def write_variant(directory: Path, variant: str) -> Path:
         "ours-mod": OURS_MOD_CONFTEST,
         "ours-mod-standard": OURS_MOD_CONFTEST,
     }[variant]
+    conftest = conftest.replace('"RENDERED_TEXT"', repr(RENDERED)).replace("TEMPLATE_FILE", TEMPLATE_FILE)
     (directory / "conftest.py").write_text(conftest)
+    (directory / TEMPLATE_FILE).write_text(TEMPLATE)
     topology = PYTEST_MH_TOPOLOGY if variant in PYTEST_MH_VARIANTS else OURS_TOPOLOGY
     (directory / "bench_topology.py").write_text(topology)
     return directory

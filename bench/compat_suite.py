@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -40,10 +40,9 @@ PYTEST_FOR_PYTEST_MH = "pytest>=8.4,<9"
 HOSTS = {"client1": "client", "server1": "server"}
 # variant -> the inventory it uses (pytest-mh reads mhc.yaml and ignores it)
 VARIANTS = {"pytest-mh": "ssh", "ours-ssh": "ssh", "ours-paramiko": "paramiko"}
-FINGERPRINT = (
-    "find /etc /root -xdev -path /root/.ansible -prune -o -printf '%p %s %m %u\\n' | sort | sha256sum | cut -c1-16;"
-    " ls -d /tmp/mhcompat* 2>/dev/null | wc -l"
-)
+# every entry of /etc and /root as "path size mode owner", sorted: what the fingerprint digests
+LISTING = "find /etc /root -xdev -path /root/.ansible -prune -o -printf '%p %s %m %u\\n' | sort"
+FINGERPRINT = LISTING + " | sha256sum | cut -c1-16; ls -d /tmp/mhcompat* 2>/dev/null | wc -l"
 
 __all__ = ["compat_lab", "ensure_venv", "fingerprints", "outcomes", "run_suite", "write_configs"]
 
@@ -181,9 +180,10 @@ def outcomes(junit: Path) -> dict[str, str]:
     return result
 
 
-def fingerprints(lab: Lab) -> dict[str, str]:
-    """A digest of /etc and /root of each host, plus how many /tmp/mhcompat* are left."""
-    return {name: lab.run_inside(name, FINGERPRINT).stdout.strip().replace("\n", " ") for name in HOSTS}
+def fingerprints(lab: Lab, hosts: Iterable[str] = tuple(HOSTS)) -> dict[str, str]:
+    """A digest of /etc and /root of each of ``hosts`` (this suite's by default), plus how many /tmp/mhcompat*
+    are left (bench/compare.py checks its three hosts with it)."""
+    return {name: lab.run_inside(name, FINGERPRINT).stdout.strip().replace("\n", " ") for name in hosts}
 
 
 def main() -> int:
