@@ -149,7 +149,8 @@ def test_write_then_check__replaces_the_legacy_table_and_its_notes_and_leaves_th
     text = readme.read_text()
     assert text.startswith("# Project\n\nIntro.\n\n<!-- compare-table -->\n| figure |")
     assert text.endswith("<!-- /compare-table -->\n\n(*) A note that stays.\n")
-    assert "Run of yesterday" not in text and "An old footnote" not in text
+    assert "Run of yesterday" not in text
+    assert "An old footnote" not in text
     assert "ours (host.ansible.run, standard)" in docs.read_text()  # every variant on the docs page
     assert "ours (host.ansible.run, standard)" not in text
     # a second write replaces the table between the markers, not a second copy
