@@ -89,6 +89,14 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         metavar="PATTERN",
         help="Use only the inventory hosts that match this Ansible host pattern.",
     )
+    group.addoption(
+        "--mh-inventory-cache",
+        dest="mh_inventory_cache",
+        choices=("on", "off"),
+        default=None,
+        help="Keep the parse of a static inventory across runs, keyed by its files, ansible.cfg and ANSIBLE_* "
+        "(on, default; off: parse it every run; also MH_ANSIBLE_INVENTORY_CACHE=off).",
+    )
     add_repeatable(
         group,
         "--mh-topology",
@@ -208,6 +216,13 @@ def _role_groups(config: pytest.Config) -> dict[str, str]:
     return result
 
 
+def _inventory_cache(config: pytest.Config) -> bool:
+    """``--mh-inventory-cache``, else ``MH_ANSIBLE_INVENTORY_CACHE``; on unless either says off."""
+    from ._private.ansible.inventory_cache import enabled
+
+    return enabled(config.getoption("mh_inventory_cache", None))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if pytest_mh_cli.real_plugin(config.pluginmanager) is not None:
         # The suite runs on the real pytest-mh (registered by its conftest or -p pytest_mh): stand aside.
@@ -260,6 +275,7 @@ def pytest_configure(config: pytest.Config) -> None:
             vault_ids=vault_ids,
             limit=config.getoption("mh_limit"),
             basedir=str(config.rootpath),
+            cache=_inventory_cache(config),
         )
     except InventoryError as err:
         raise pytest.UsageError(f"pytest-mh-ansible: {err}") from None

@@ -17,6 +17,13 @@ from pytest_mh_ansible._private.ansible.inventory import Inventory, InventoryHos
 from pytest_mh_ansible._private.secrets import MASK, secrets
 from pytest_mh_ansible.errors import InventoryError
 
+
+@pytest.fixture(autouse=True)
+def _parse_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about ansible-core's parse: the cache across runs has its own (test_inventory_cache.py)."""
+    monkeypatch.setenv("MH_ANSIBLE_INVENTORY_CACHE", "off")
+
+
 INI = """\
 [client]
 client1

@@ -1,36 +1,26 @@
-"""Reading Ansible inventories with ansible-core's own machinery, once per session."""
+"""Reading Ansible inventories with ansible-core's own machinery, once per session (unchanged ones: from a cache)."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, final
-
-from ansible.errors import AnsibleError
-from ansible.inventory.manager import InventoryManager
-from ansible.parsing.dataloader import DataLoader
-from ansible.parsing.vault import AnsibleVaultError, EncryptedString, VaultHelper
-from ansible.template import Templar
-from ansible.vars.manager import VariableManager
+from typing import TYPE_CHECKING, Any, final
 
 from ...errors import InventoryError
 from ..secrets import secrets
-from . import compat
-from .runtime import init_ansible
-from .vault import (
-    VaultSecrets,
-    check_inline_vault,
-    check_vaulted_vars_files,
-    decrypt_value,
-    describe_vault_failure,
-    display_path,
-    install_vault_context,
-    load_vault_secrets,
-    vault_context,
-)
+from . import compat, inventory_cache
+
+if TYPE_CHECKING:  # ansible-core is imported when a parse needs it: a cached inventory needs none of it
+    from ansible.inventory.manager import InventoryManager
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+    from ansible.vars.manager import VariableManager
+
+    from .vault import VaultSecrets
 
 __all__ = ["Inventory", "InventoryHost"]
 
@@ -56,6 +46,14 @@ _NOT_TEMPLATED = frozenset(
 
 _lock = threading.RLock()
 
+# Not kept in the inventory cache: Ansible makes them anew in every process (``omit`` is a random token).
+_PER_PROCESS = frozenset({"omit", "hostvars"})
+# Not searched for Jinja before caching: plain data the VariableManager builds, never templated.
+_NOT_TEMPLATED_OR_BUILT = _NOT_TEMPLATED | _PER_PROCESS
+# Variables that name a source file or its directory: kept relative to the source, which may move
+# between runs (``--mh-config`` writes its inventory to a new temporary directory each time).
+_SOURCE_PATHS = ("inventory_file", "inventory_dir")
+
 
 @final
 @dataclass(frozen=True)
@@ -78,6 +76,19 @@ class InventoryHost:
 
 
 @final
+@dataclass(eq=False)
+class _Parsed:
+    """What ansible-core made of the sources: kept for playbook runs and for rendering variables."""
+
+    loader: DataLoader
+    manager: InventoryManager
+    variable_manager: VariableManager
+    vault_secrets: VaultSecrets
+    raw_vars: dict[str, dict[str, Any]]  # each selected host's variables, merged by Ansible, not yet templated
+    warnings: list[str]
+
+
+@final
 @dataclass(eq=False, repr=False)
 class Inventory:
     """An Ansible inventory read once with ansible-core, for the whole session.
@@ -92,20 +103,19 @@ class Inventory:
     """
 
     sources: tuple[str, ...]
-    loader: DataLoader
-    """Ansible's DataLoader (with the vault secrets) for later playbook runs."""
-    inventory_manager: InventoryManager
-    """Ansible's InventoryManager, with ``--limit`` applied."""
-    variable_manager: VariableManager
-    """Ansible's VariableManager over this inventory, for later playbook runs."""
-    _vault_secrets: VaultSecrets
-    _raw_vars: dict[str, dict[str, Any]]  # each selected host's variables, merged by Ansible, not yet templated
+    _parsed: _Parsed | None
     _warnings: list[str]
+    _cached: Mapping[str, Any] | None = None  # an inventory_cache entry, when the parse was skipped
+    _parse: Callable[[], _Parsed] | None = None  # how to parse the sources when ansible-core is wanted after all
     groups: tuple[str, ...] = field(init=False)
     hosts: tuple[InventoryHost, ...] = field(init=False)
 
     def __post_init__(self) -> None:
-        manager = self.inventory_manager
+        self._parse_lock = threading.Lock()
+        if self._cached is not None:
+            self._from_cache(self._cached)
+            return
+        manager = self.ansible.manager
         self.groups = tuple(name for name in manager.groups if name not in _BUILTIN_GROUPS)
         selected = {host.name for host in manager.get_hosts("all")}
         hosts = []
@@ -122,6 +132,56 @@ class Inventory:
             )
         self.hosts = tuple(hosts)
         self._by_name = {host.name: host for host in self.hosts}
+        self._all_names = frozenset(manager.hosts)
+        self._ungrouped = frozenset(host.name for host in manager.groups["ungrouped"].get_hosts())
+
+    def _from_cache(self, entry: Mapping[str, Any]) -> None:
+        self.groups = tuple(entry["groups"])
+        variables: Mapping[str, dict[str, Any]] = entry["vars"]
+        self.hosts = tuple(
+            InventoryHost(name, tuple(groups), _restore_paths(variables[name], entry["resolved"]))
+            for name, groups in entry["hosts"]
+        )
+        for host in self.hosts:
+            _add_secret_vars(host.variables)
+        self._by_name = {host.name: host for host in self.hosts}
+        self._all_names = frozenset(entry["all_hosts"])
+        self._ungrouped = frozenset(entry["ungrouped"])
+
+    @property
+    def ansible(self) -> _Parsed:
+        """ansible-core's objects for these sources, made on first use when the inventory came from the cache."""
+        if self._parsed is None:
+            with self._parse_lock:
+                if self._parsed is None:
+                    assert self._parse is not None
+                    self._parsed = self._parse()
+        return self._parsed
+
+    @property
+    def loader(self) -> DataLoader:
+        """Ansible's DataLoader (with the vault secrets) for later playbook runs."""
+        return self.ansible.loader
+
+    @property
+    def inventory_manager(self) -> InventoryManager:
+        """Ansible's InventoryManager, with ``--limit`` applied."""
+        return self.ansible.manager
+
+    @property
+    def variable_manager(self) -> VariableManager:
+        """Ansible's VariableManager over this inventory, for later playbook runs."""
+        return self.ansible.variable_manager
+
+    @property
+    def _vault_secrets(self) -> VaultSecrets:
+        """The vault secrets the sources were read with (the executor decrypts module arguments with them)."""
+        return self.ansible.vault_secrets
+
+    @property
+    def from_cache(self) -> bool:
+        """Whether the hosts and variables came from the inventory cache (ansible-core parsed nothing yet)."""
+        return self._cached is not None
 
     @classmethod
     def load(
@@ -132,6 +192,7 @@ class Inventory:
         vault_ids: Sequence[str] = (),
         limit: str | None = None,
         basedir: str | None = None,
+        cache: bool | None = None,
     ) -> Inventory:
         """Parse ``sources`` and check every host's variables, like ``ansible-playbook -i ... -l ...``.
 
@@ -140,6 +201,8 @@ class Inventory:
         :param vault_ids: ``--vault-id`` values (``label@file``).
         :param limit: ``--limit`` host pattern.
         :param basedir: Where relative paths start, usually the pytest rootdir.
+        :param cache: Use and fill the cache of static inventories (:mod:`.inventory_cache`); by default
+            unless ``MH_ANSIBLE_INVENTORY_CACHE=off``.
         :raises InventoryError: a source is missing or unparsable, a vault cannot be
             decrypted, ...; the message names the file and never shows a secret.
         """
@@ -147,42 +210,43 @@ class Inventory:
             sources = [sources]
         base = os.path.abspath(basedir) if basedir else os.getcwd()
         resolved = [_resolve_source(source, base) for source in sources]
-        with _lock, _captured_display() as capture:
-            init_ansible()
-            _forget_vars_files_cache()
-            loader = DataLoader()
-            loader.set_basedir(base)
-            vault_secrets = load_vault_secrets(loader, vault_password_files, vault_ids, basedir=base)
-            with vault_context(vault_secrets):
-                manager = _TrackingInventoryManager(loader, [path for path, _ in resolved], capture)
-                labels = dict(resolved)
-                try:
-                    manager.parse_sources(cache=True)
-                except AnsibleError as err:
-                    manager.raise_for_failures(labels, base)
-                    raise InventoryError(", ".join(sources), secrets.mask(_describe(err))) from None
-                manager.raise_for_failures(labels, base)
+        parse = functools.partial(_parse, sources, resolved, base, vault_password_files, vault_ids, limit)
+        key = None
+        if cache is None:
+            cache = inventory_cache.enabled()
+        if cache and not vault_password_files and not vault_ids:
+            key = inventory_cache.cache_key([path for path, _ in resolved], limit=limit, base=base)
+        entry = inventory_cache.read(key) if key else None
+        if entry is not None:
+            entry = {**entry, "resolved": [path for path, _ in resolved]}
+            return cls(tuple(sources), None, list(entry.get("warnings", [])), entry, parse)
+        parsed = parse()
+        inventory = cls(tuple(sources), parsed, parsed.warnings)
+        if key:
+            stored = inventory._cache_entry([path for path, _ in resolved])
+            if stored is not None:
+                inventory_cache.store(key, stored)
+        return inventory
 
-                check_vaulted_vars_files(
-                    loader,
-                    [path if os.path.isdir(path) else os.path.dirname(path) for path, _ in resolved if "," not in path],
-                    {"group_vars": set(manager.groups), "host_vars": set(manager.hosts)},
-                    vault_secrets,
-                    base,
-                )
-                try:
-                    if limit:
-                        manager.subset(limit)
-                    selected = manager.get_hosts("all")
-                except AnsibleError as err:
-                    raise InventoryError(", ".join(sources), f"--limit {limit!r}: {_describe(err)}") from None
-                variable_manager = VariableManager(loader=loader, inventory=manager)
-                raw_vars = {host.name: _raw_host_vars(variable_manager, host, vault_secrets, base) for host in selected}
-            install_vault_context(vault_secrets)
-        warnings = [secrets.mask(message) for message in capture.warnings]
-        if limit and not raw_vars and manager.hosts:
-            warnings.append(f"--limit {limit!r} matches no host of the inventory")
-        return cls(tuple(sources), loader, manager, variable_manager, vault_secrets, raw_vars, warnings)
+    def _cache_entry(self, sources: Sequence[str]) -> dict[str, Any] | None:
+        """What the cache keeps of this inventory, or None when a variable holds Jinja (rendered anew each run)."""
+        parsed = self.ansible
+        for raw in parsed.raw_vars.values():
+            if any(inventory_cache.holds_template(v) for k, v in raw.items() if k not in _NOT_TEMPLATED_OR_BUILT):
+                return None
+        variables = {}
+        for host in self.hosts:
+            rendered = {k: v for k, v in host.variables.items() if k not in _PER_PROCESS}
+            variables[host.name] = _relative_paths(rendered, sources)
+        return {
+            "sources": list(sources),
+            "groups": list(self.groups),
+            "hosts": [[host.name, list(host.groups)] for host in self.hosts],
+            "all_hosts": sorted(self._all_names),
+            "ungrouped": sorted(self._ungrouped),
+            "vars": variables,
+            "warnings": list(self._warnings),
+        }
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -197,7 +261,7 @@ class Inventory:
         try:
             return self._by_name[name]
         except KeyError:
-            if name in self.inventory_manager.hosts:
+            if name in self._all_names:
                 raise KeyError(f"host {name!r} is excluded by --limit") from None
             known = ", ".join(self._by_name) or "none"
             raise KeyError(f"no host {name!r} in inventory {', '.join(self.sources)} (hosts: {known})") from None
@@ -213,13 +277,16 @@ class Inventory:
             known = ", ".join(self.groups) or "none"
             raise KeyError(f"no group {group!r} in inventory {', '.join(self.sources)} (groups: {known})")
         if group == "ungrouped":
-            members = {host.name for host in self.inventory_manager.groups["ungrouped"].get_hosts()}
-            return tuple(host for host in self.hosts if host.name in members)
+            return tuple(host for host in self.hosts if host.name in self._ungrouped)
         return tuple(host for host in self.hosts if group in host.groups)
 
     def _compute_variables(self, name: str) -> dict[str, Any]:
-        raw = self._raw_vars[name]
-        with _lock, _captured_display() as capture, vault_context(self._vault_secrets):
+        from ansible.template import Templar
+
+        from .vault import vault_context
+
+        raw = self.ansible.raw_vars[name]
+        with _lock, _captured_display() as capture, vault_context(self.ansible.vault_secrets):
             templar = Templar(loader=self.loader, variables=raw)
             result = {str(key): self._render(name, key, value, templar, capture) for key, value in raw.items()}
             result.pop("hostvars", None)
@@ -233,10 +300,14 @@ class Inventory:
         The session reads a few variables (``mh_role``, ``mh_domain``...) of every host to map
         roles: rendering all variables of 200 hosts for that took longer than the rest of the start.
         """
-        raw = self._raw_vars[name]
+        from ansible.template import Templar
+
+        from .vault import vault_context
+
+        raw = self.ansible.raw_vars[name]
         if key == "hostvars" or key not in raw:
             raise KeyError(key)
-        with _lock, _captured_display() as capture, vault_context(self._vault_secrets):
+        with _lock, _captured_display() as capture, vault_context(self.ansible.vault_secrets):
             templar = Templar(loader=self.loader, variables=raw)
             value = self._render(name, key, raw[key], templar, capture)
             # The host's secrets are known from now on, as when all its variables are rendered:
@@ -248,6 +319,11 @@ class Inventory:
         return value
 
     def _render(self, name: str, key: str, value: Any, templar: Templar, capture: _DisplayCapture) -> Any:
+        from ansible.errors import AnsibleError
+        from ansible.parsing.vault import AnsibleVaultError
+
+        from .vault import describe_vault_failure
+
         if key == "hostvars":
             return None
         rendered = value
@@ -255,12 +331,67 @@ class Inventory:
             try:
                 rendered = templar.template(value)
             except AnsibleVaultError:
-                failure = describe_vault_failure(self._vault_secrets)
+                failure = describe_vault_failure(self.ansible.vault_secrets)
                 raise InventoryError(name, f"variable {key!r}: {failure}") from None
             except AnsibleError as err:
                 # ansible-playbook fails only when a task uses it; we keep the raw text.
                 capture.warnings.append(f"{name}: variable {key!r} cannot be templated: {_describe(err)}")
         return _plain(rendered)
+
+
+def _parse(  # noqa: PLR0917 - bound by functools.partial in Inventory.load
+    sources: Sequence[str],
+    resolved: Sequence[tuple[str, str]],
+    base: str,
+    vault_password_files: Sequence[str],
+    vault_ids: Sequence[str],
+    limit: str | None,
+) -> _Parsed:
+    """ansible-core's parse of ``resolved`` (see :meth:`Inventory.load`)."""
+    from ansible.errors import AnsibleError
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.vars.manager import VariableManager
+
+    from .runtime import init_ansible
+    from .vault import check_vaulted_vars_files, install_vault_context, load_vault_secrets, vault_context
+
+    with _lock, _captured_display() as capture:
+        init_ansible()
+        _forget_vars_files_cache()
+        loader = DataLoader()
+        loader.set_basedir(base)
+        vault_secrets = load_vault_secrets(loader, vault_password_files, vault_ids, basedir=base)
+        with vault_context(vault_secrets):
+            manager = _tracking_manager_class()(loader, [path for path, _ in resolved], capture)
+            labels = dict(resolved)
+            try:
+                manager.parse_sources(cache=True)
+            except AnsibleError as err:
+                manager.raise_for_failures(labels, base)
+                raise InventoryError(", ".join(sources), secrets.mask(_describe(err))) from None
+            manager.raise_for_failures(labels, base)
+
+            check_vaulted_vars_files(
+                loader,
+                [path if os.path.isdir(path) else os.path.dirname(path) for path, _ in resolved if "," not in path],
+                {"group_vars": set(manager.groups), "host_vars": set(manager.hosts)},
+                vault_secrets,
+                base,
+            )
+            try:
+                if limit:
+                    manager.subset(limit)
+                selected = manager.get_hosts("all")
+            except AnsibleError as err:
+                raise InventoryError(", ".join(sources), f"--limit {limit!r}: {_describe(err)}") from None
+            variable_manager = VariableManager(loader=loader, inventory=manager)
+            raw_vars = {host.name: _raw_host_vars(variable_manager, host, vault_secrets, base) for host in selected}
+        install_vault_context(vault_secrets)
+    warnings = [secrets.mask(message) for message in capture.warnings]
+    if limit and not raw_vars and manager.hosts:
+        warnings.append(f"--limit {limit!r} matches no host of the inventory")
+
+    return _Parsed(loader, manager, variable_manager, vault_secrets, raw_vars, warnings)
 
 
 @final
@@ -329,45 +460,57 @@ def _captured_display() -> Iterator[_DisplayCapture]:
         yield capture
 
 
-class _TrackingInventoryManager(InventoryManager):  # type: ignore[misc]
-    """InventoryManager that remembers which source files parsed, and why the others did not.
+@functools.cache
+def _tracking_manager_class() -> Any:
+    """The InventoryManager subclass below, made on first use (ansible-core is imported then, not with this module)."""
+    from ansible.errors import AnsibleError
+    from ansible.inventory.manager import InventoryManager
 
-    Ansible (by default) only warns about an unparsable source and goes on with an
-    empty inventory; we turn that into an error naming the file.
-    """
+    from .vault import display_path
 
-    def __init__(self, loader: DataLoader, sources: list[str], capture: _DisplayCapture) -> None:
-        self._mh_capture = capture
-        self._mh_parsed: dict[str, bool] = {}
-        super().__init__(loader, sources=sources, parse=False)
+    class _TrackingInventoryManager(InventoryManager):  # type: ignore[misc]
+        """InventoryManager that remembers which source files parsed, and why the others did not.
 
-    def parse_source(self, source: str, cache: bool = False) -> bool:
-        self._mh_capture.source_stack.append(source)
-        try:
-            parsed = bool(super().parse_source(source, cache=cache))
-        except AnsibleError:
-            # ansible.cfg may say any_unparsed_is_failed: the failures were captured already
-            self._mh_parsed.setdefault(source, False)
-            raise
-        finally:
-            self._mh_capture.source_stack.pop()
-        # Nested directories of a directory source may legitimately hold no inventory.
-        if not os.path.isdir(source) or source in compat.inventory_sources(self):
-            self._mh_parsed[source] = parsed
-        return parsed
+        Ansible (by default) only warns about an unparsable source and goes on with an
+        empty inventory; we turn that into an error naming the file.
+        """
 
-    def raise_for_failures(self, labels: Mapping[str, str], base: str) -> None:
-        for source, parsed in self._mh_parsed.items():
-            if parsed:
-                continue
-            label = labels.get(source) or display_path(source, base)
-            if os.path.isdir(source):
-                raise InventoryError(label, "directory holds no inventory file that Ansible could parse")
-            failures = self._mh_capture.failures.get(source, [])
-            if not failures:
-                raise InventoryError(label, "no enabled inventory plugin accepts it (see ANSIBLE_INVENTORY_ENABLED)")
-            plugin, err = _most_relevant(source, failures)
-            raise InventoryError(label, f"cannot be parsed as an inventory ({plugin} plugin): {secrets.mask(err)}")
+        def __init__(self, loader: DataLoader, sources: list[str], capture: _DisplayCapture) -> None:
+            self._mh_capture = capture
+            self._mh_parsed: dict[str, bool] = {}
+            super().__init__(loader, sources=sources, parse=False)
+
+        def parse_source(self, source: str, cache: bool = False) -> bool:
+            self._mh_capture.source_stack.append(source)
+            try:
+                parsed = bool(super().parse_source(source, cache=cache))
+            except AnsibleError:
+                # ansible.cfg may say any_unparsed_is_failed: the failures were captured already
+                self._mh_parsed.setdefault(source, False)
+                raise
+            finally:
+                self._mh_capture.source_stack.pop()
+            # Nested directories of a directory source may legitimately hold no inventory.
+            if not os.path.isdir(source) or source in compat.inventory_sources(self):
+                self._mh_parsed[source] = parsed
+            return parsed
+
+        def raise_for_failures(self, labels: Mapping[str, str], base: str) -> None:
+            for source, parsed in self._mh_parsed.items():
+                if parsed:
+                    continue
+                label = labels.get(source) or display_path(source, base)
+                if os.path.isdir(source):
+                    raise InventoryError(label, "directory holds no inventory file that Ansible could parse")
+                failures = self._mh_capture.failures.get(source, [])
+                if not failures:
+                    raise InventoryError(
+                        label, "no enabled inventory plugin accepts it (see ANSIBLE_INVENTORY_ENABLED)"
+                    )
+                plugin, err = _most_relevant(source, failures)
+                raise InventoryError(label, f"cannot be parsed as an inventory ({plugin} plugin): {secrets.mask(err)}")
+
+    return _TrackingInventoryManager
 
 
 def _most_relevant(source: str, failures: list[tuple[str, BaseException]]) -> tuple[str, str]:
@@ -431,6 +574,11 @@ def _raw_host_vars(
     variable_manager: VariableManager, host: Any, vault_secrets: VaultSecrets, base: str
 ) -> dict[str, Any]:
     """A host's variables before templating; inline vault values are decrypted to check them."""
+    from ansible.errors import AnsibleError
+    from ansible.parsing.vault import AnsibleVaultError
+
+    from .vault import describe_vault_failure
+
     try:
         raw = dict(variable_manager.get_vars(host=host, include_hostvars=True))
     except AnsibleVaultError:
@@ -441,6 +589,13 @@ def _raw_host_vars(
         if key not in _INVENTORY_STRUCTURE:
             check_inline_vault(value, key, vault_secrets, host.name, base)
     return raw
+
+
+def check_inline_vault(value: Any, key: str, vault_secrets: VaultSecrets, host: str, base: str) -> None:
+    """:func:`.vault.check_inline_vault`, imported when first called (vault.py imports ansible-core)."""
+    from .vault import check_inline_vault as check
+
+    check(value, key, vault_secrets, host, base)
 
 
 _INVENTORY_STRUCTURE = frozenset({"hostvars", "groups"})
@@ -455,6 +610,10 @@ def _plain(value: Any) -> Any:
     """Plain Python data: no tagged str/int subclasses, no EncryptedString, no tuples."""
     if value is None or type(value) in _UNTAGGED:
         return value  # exactly a builtin type (bool has no subclass): no tag, a vaulted or tagged value is a subclass
+    from ansible.parsing.vault import EncryptedString, VaultHelper
+
+    from .vault import decrypt_value
+
     if isinstance(value, EncryptedString):
         return decrypt_value(value)
     if isinstance(value, str):
@@ -486,3 +645,37 @@ def _holds_secret(name: str, value: Any) -> bool:
 def _add_secret_vars(variables: Mapping[str, Any]) -> None:
     """Register values of secret-named variables, at any depth."""
     secrets.add_from_vars(variables)
+
+
+def _relative_paths(variables: dict[str, Any], sources: Sequence[str]) -> dict[str, Any]:
+    """``variables`` with ``inventory_file``/``inventory_dir`` as ``[source index, path inside it]``."""
+    result = dict(variables)
+    for key in _SOURCE_PATHS:
+        value = result.get(key)
+        if not isinstance(value, str):
+            continue
+        for index, source in enumerate(sources):
+            root = source if os.path.isdir(source) else os.path.dirname(source)
+            if value == source:
+                result[key] = [index, "", True]
+                break
+            if value == root or value.startswith(root + os.sep):
+                result[key] = [index, os.path.relpath(value, root), False]
+                break
+    return result
+
+
+def _restore_paths(variables: Mapping[str, Any], sources: Sequence[str]) -> dict[str, Any]:
+    """The inverse of :func:`_relative_paths` for this run's ``sources`` (absolute, as ``load`` makes them)."""
+    result = dict(variables)
+    for key in _SOURCE_PATHS:
+        value = result.get(key)
+        if isinstance(value, list) and len(value) == 3 and isinstance(value[0], int) and value[0] < len(sources):
+            index, inside, whole = value
+            source = sources[index]
+            if whole:
+                result[key] = source
+            else:
+                root = source if os.path.isdir(source) else os.path.dirname(source)
+                result[key] = os.path.normpath(os.path.join(root, inside))
+    return result
