@@ -482,9 +482,10 @@ def print_tables(result: dict[str, Any]) -> None:
         " (pytest-mh with a daemon-reload and a stop first)"
     )
     print(f"unused inventory hosts contacted: {result['unused_hosts_contacted']}")
-    if "ours-util" in rat:
-        parts = [f"{op} {rat['ours-util'][f'{op}_rollback_ms'] or 0:.2f}" for op in OPS]
-        print(f"reversible operations, {VARIANTS['ours-util']} / pytest-mh (better): {', '.join(parts)} (target: 1.0)")
+    for v in ("ours-util", "ours-mod"):
+        if v in rat:
+            parts = [f"{op} {value:.2f}" for op in OPS if (value := rat[v][f"{op}_rollback_ms"]) is not None]
+            print(f"reversible operations, {VARIANTS[v]} / pytest-mh (better): {', '.join(parts)} (target: 1.0)")
     for v in variants:
         if v in SHARES_CONN:
             print(f"{VARIANTS[v]}: {describe_warm_log(result['samples'][v]['warm_log'])}")
