@@ -289,3 +289,24 @@ def test_inventory_cache__secrets_of_cached_hosts_are_masked(tmp_path: Path) -> 
     secrets.clear()
     assert load(source).from_cache
     assert secrets.mask("password Secret123") == f"password {MASK}"
+
+
+class _Config:
+    """The two things plugin._inventory_cache reads of a pytest config."""
+
+    def __init__(self, value: str | None) -> None:
+        self.value = value
+
+    def getoption(self, name: str, default: object = None) -> str | None:
+        assert name == "mh_inventory_cache"
+        return self.value
+
+
+def test_inventory_cache__the_command_line_option_wins_over_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_mh_ansible.plugin import _inventory_cache
+
+    assert _inventory_cache(_Config(None))  # type: ignore[arg-type]
+    assert not _inventory_cache(_Config("off"))  # type: ignore[arg-type]
+    monkeypatch.setenv(inventory_cache.ENV_SWITCH, "off")
+    assert not _inventory_cache(_Config(None))  # type: ignore[arg-type]
+    assert _inventory_cache(_Config("on"))  # type: ignore[arg-type]
