@@ -136,8 +136,10 @@ def main() -> int:
             run_replica(tool, work, lab.mhc_path, collect_only=True)
         for n in range(args.rounds):
             for tool in TOOLS if n % 2 == 0 else reversed(TOOLS):
+                load = os.getloadavg()[0]
                 run = run_replica(tool, work, lab.mhc_path, tag=f"-{n}")
                 run["round"] = n
+                run["load_1min_before"] = round(load, 2)
                 run["hosts_as_before"] = fingerprints(lab) == before
                 print(f"round {n} {tool}: rc={run['rc']} wall={run['wall_s']} s as_before={run['hosts_as_before']}")
                 runs.append(run)
