@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
+import itertools
 import json
 import logging
+import os
 import platform
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +47,8 @@ RAW = "raw command `true` (Connection.run)"
 SERVICE = "mhbenchsvc"
 USER = "mhbenchuser"
 COPY_DEST = "/tmp/mhbench-copy"
+COPY_SAME_DEST = "/tmp/mhbench-copy-same"
+TEMPLATE_DEST = "/tmp/mhbench-template"
 LINE_DEST = "/tmp/mhbench-lineinfile"
 SCRIPT = dummy_init_script(SERVICE, "dummy service of the module-call benchmark")
 
@@ -113,8 +119,12 @@ def _make(name: str, inventory: Inventory) -> StandardExecutor:
     return WarmExecutor(inventory, default="warm") if name == "warm" else StandardExecutor(inventory)
 
 
-def _kinds(modules: HostModules, counter: Iterator[int]) -> dict[str, Callable[[], object]]:
-    """The module calls, each one leaving the host as the next call of its kind expects it."""
+def _kinds(modules: HostModules, counter: Iterator[int], templates: Iterator[str]) -> dict[str, Callable[[], object]]:
+    """The module calls, each one leaving the host as the next call of its kind expects it.
+
+    :param templates: Template files on the controller, in turn, shared by the executors: each
+        ``template`` call renders another one than the call before it, so every call changes the file.
+    """
     return {
         "ansible.builtin.ping": lambda: modules.run("ansible.builtin.ping"),
         "ansible.builtin.stat /etc/passwd": lambda: modules.run("ansible.builtin.stat", path="/etc/passwd"),
@@ -124,6 +134,12 @@ def _kinds(modules: HostModules, counter: Iterator[int]) -> dict[str, Callable[[
         ),
         "ansible.builtin.copy content (changed, diff=False)": lambda: modules.run(
             "ansible.builtin.copy", dest=COPY_DEST, content=f"call {next(counter)}\n", diff=False
+        ),
+        "ansible.builtin.copy content (unchanged, diff)": lambda: modules.run(
+            "ansible.builtin.copy", dest=COPY_SAME_DEST, content="the same\n"
+        ),
+        "ansible.builtin.template (changed, diff)": lambda: modules.run(
+            "ansible.builtin.template", src=next(templates), dest=TEMPLATE_DEST
         ),
         "ansible.builtin.lineinfile (changed)": lambda: modules.run(
             "ansible.builtin.lineinfile", path=LINE_DEST, regexp="^key = ", line=f"key = {next(counter)}", create=True
@@ -165,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         "--agent-starts", type=int, default=3, help="fresh executors timed on their first ping (default: 3; 0: none)"
     )
     parser.add_argument("--json", metavar="FILE", help="write the configuration, the figures and every sample")
+    parser.add_argument("--lab", default="mhbench", help="the name of the lab brought up (default: mhbench)")
     options = parser.parse_args(argv)
     names = [name.strip() for name in options.executor.split(",") if name.strip()]
     if not names or set(names) - set(EXECUTORS) or len(set(names)) != len(names):
@@ -175,13 +192,24 @@ def main(argv: list[str] | None = None) -> int:
 
     warm_log = _WarmLog()
     started_all = time.perf_counter()
+    load_at_start = list(os.getloadavg())
 
-    with module_log(warm_log, logging.INFO), lab_host(options.inventory, options.host) as (inventory, host):
+    with (
+        module_log(warm_log, logging.INFO),
+        lab_host(options.inventory, options.host, lab=options.lab) as (inventory, host),
+        tempfile.TemporaryDirectory(prefix="mhbench-templates-") as template_dir,
+    ):
+        templates = []
+        for number in (1, 2):
+            path = Path(template_dir) / f"motd{number}.j2"
+            path.write_text(f"host={{{{ inventory_hostname }}}} version={number}\nitems={{{{ [3, 1, 2] | sort }}}}\n")
+            templates.append(str(path))
         conn = Connection(options.host, host.vars)
         executors = {name: _make(name, inventory) for name in names}
         modules = {name: HostModules(host, executor) for name, executor in executors.items()}
         counter = iter(range(10**9))
-        calls = {name: _kinds(modules[name], counter) for name in names}
+        turns = itertools.cycle(templates)
+        calls = {name: _kinds(modules[name], counter, turns) for name in names}
         kinds = [RAW, *calls[names[0]]]
         times: dict[str, dict[str, list[float]]] = {kind: {name: [] for name in names} for kind in kinds}
         routes: dict[str, dict[str, int]] = {kind: {"served": 0, "fell_back": 0} for kind in kinds}
@@ -230,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
                     executor.close()
             with contextlib.suppress(Exception):
                 conn.run(
-                    f"/etc/init.d/{SERVICE} stop; rm -f /etc/init.d/{SERVICE} {COPY_DEST} {LINE_DEST};"
+                    f"/etc/init.d/{SERVICE} stop; rm -f /etc/init.d/{SERVICE} {COPY_DEST} {COPY_SAME_DEST}"
+                    f" {TEMPLATE_DEST} {LINE_DEST};"
                     f" if id {USER} >/dev/null 2>&1; then userdel --remove {USER}; fi",
                     raise_on_error=False,
                 )
@@ -293,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
                 "agent_starts": options.agent_starts,
                 "python": platform.python_version(),
                 "ansible_core": package_version("ansible-core"),
+                "commit": _measured_commit(),
+                "load_average": {"start": load_at_start, "end": list(os.getloadavg())},
                 "duration_s": round(duration, 1),
             },
             "figures": figures,
@@ -305,6 +336,17 @@ def main(argv: list[str] | None = None) -> int:
         Path(options.json).write_text(json.dumps(result, indent=1))
         print(f"JSON written to {options.json}")
     return 0
+
+
+def _measured_commit() -> str:
+    """The commit of the pytest_mh_ansible that was measured (``+dirty`` with uncommitted changes in it)."""
+    import pytest_mh_ansible
+
+    where = Path(pytest_mh_ansible.__file__).parent
+    run = functools.partial(subprocess.run, capture_output=True, text=True, check=False, cwd=where)
+    commit = run(["git", "rev-parse", "--short=10", "HEAD"]).stdout.strip() or "unknown"
+    dirty = run(["git", "status", "--porcelain", "--", "."]).stdout.strip()
+    return commit + ("+dirty" if dirty else "")
 
 
 def package_version(dist: str) -> str | None:

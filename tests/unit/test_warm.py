@@ -320,3 +320,116 @@ def test_agent_import_stdlib__a_module_that_warns_on_import_is_taken_out_again(
     finally:
         for name in ("mh_loud", "mh_loud_dep", "mh_quiet"):
             sys.modules.pop(name, None)
+
+
+def test_agent_put__writes_a_new_file_with_the_mode_less_the_umask_and_keeps_an_existing_ones(tmp_path: Path) -> None:
+    """As an sftp upload: a new file gets the given mode less the agent's umask; an existing one is
+    truncated and keeps its mode; a file that cannot be written is an error the controller falls back on."""
+    import json
+    import os
+
+    from pytest_mh_ansible._private.ansible.warm import _agent_source
+
+    old = os.umask(0o027)
+    try:
+        agent = _LocalAgent(_agent_source(), dict(os.environ), tmp_path)
+    finally:
+        os.umask(old)
+    try:
+        new = tmp_path / "new"
+        accepted, answer, out, err = agent.ask(
+            json.dumps({"op": "put", "path": str(new), "mode": 0o666}).encode(), b"x" * 70000
+        )
+        assert (accepted, out, err) == (b"accepted", b"", b"")
+        assert json.loads(answer)["rc"] == 0
+        assert new.read_bytes() == b"x" * 70000
+        assert new.stat().st_mode & 0o777 == 0o640
+        existing = tmp_path / "existing"
+        existing.write_bytes(b"a much longer old content\n")
+        existing.chmod(0o600)
+        _, answer, _, _ = agent.ask(json.dumps({"op": "put", "path": str(existing), "mode": 0o644}).encode(), b"new\n")
+        assert json.loads(answer)["rc"] == 0
+        assert (existing.read_bytes(), existing.stat().st_mode & 0o777) == (b"new\n", 0o600)
+        _, answer, _, _ = agent.ask(json.dumps({"op": "put", "path": str(tmp_path / "no" / "dir")}).encode(), b"x")
+        assert json.loads(answer) == {"rc": 1, "error": f"{tmp_path}/no/dir: No such file or directory"}
+    finally:
+        agent.close()
+
+
+def test_agent_fetch__bytes_and_mode_a_fallback_above_the_limit_an_error_for_no_file(tmp_path: Path) -> None:
+    import json
+    import os
+
+    from pytest_mh_ansible._private.ansible.warm import _agent_source
+
+    agent = _LocalAgent(_agent_source(), dict(os.environ), tmp_path)
+    try:
+        source = tmp_path / "source"
+        source.write_bytes(bytes(range(256)) * 1000)
+        source.chmod(0o640)
+        request = {"op": "fetch", "path": str(source), "limit": 256000}
+        accepted, answer, out, err = agent.ask(json.dumps(request).encode())
+        assert accepted == b"accepted"
+        assert (json.loads(answer)["rc"], json.loads(answer)["mode"]) == (0, 0o640)
+        assert (out, err) == (bytes(range(256)) * 1000, b"")
+        _, answer, out, _ = agent.ask(json.dumps({**request, "limit": 255999}).encode())
+        assert json.loads(answer) == {"fallback": f"{source} has 256000 bytes, more than 255999"}
+        assert out == b""
+        for path, error in ((tmp_path / "absent", "No such file or directory"), (tmp_path, "not a regular file")):
+            _, answer, _, _ = agent.ask(json.dumps({"op": "fetch", "path": str(path)}).encode())
+            assert json.loads(answer) == {"rc": 1, "error": f"{path}: {error}"}
+    finally:
+        agent.close()
+
+
+@pytest.mark.parametrize(
+    ("task_vars", "expected"),
+    [
+        ({"ansible_python_interpreter": "/usr/bin/python3"}, "/usr/bin/python3"),
+        ({"ansible_facts": {"discovered_interpreter_python": "/usr/bin/python3.11"}}, "/usr/bin/python3.11"),
+        ({"ansible_python_interpreter": "auto_silent"}, ""),
+        ({"ansible_python_interpreter": "{{ ansible_playbook_python }}"}, ""),
+        ({"ansible_python_interpreter": "/usr/bin/env python3"}, ""),
+        ({}, ""),
+    ],
+)
+def test_known_interpreter__only_a_plain_path_from_the_variables(task_vars: dict[str, Any], expected: str) -> None:
+    from pytest_mh_ansible._private.ansible.warm import _known_interpreter
+
+    assert _known_interpreter(task_vars) == expected
+
+
+def test_route_file_transfers__the_ssh_plugins_put_and_fetch_go_to_the_route(tmp_path: Path) -> None:
+    """Installed once on the ssh plugin's class; a later call replaces the route; the original is passed on."""
+    from ansible.playbook.play_context import PlayContext
+    from ansible.plugins.loader import connection_loader
+
+    from pytest_mh_ansible._private.ansible import compat, warm
+
+    compat.preload_ssh_agent()  # before the ssh plugin is imported: its deprecation warning is an error here
+    from ansible.plugins.connection import ssh
+
+    seen: list[tuple[Any, ...]] = []
+
+    def route(conn: Any, original: Any, name: str, in_path: str, out_path: str) -> Any:
+        seen.append((conn, original, name, in_path, out_path))
+        return "routed"
+
+    conn = connection_loader.get("ssh", PlayContext(), new_stdin=None)
+    compat.route_file_transfers(route)
+    try:
+        assert conn.put_file("/a", "/b") == "routed"
+        assert conn.fetch_file("/c", "/d") == "routed"
+        compat.route_file_transfers(route)  # installed once: the wrapper does not wrap itself
+        assert conn.put_file("/e", "/f") == "routed"
+    finally:
+        compat.route_file_transfers(warm._dispatch_transfer)  # what the warm executor installs
+    assert [(name, a, b) for _, _, name, a, b in seen] == [
+        ("put_file", "/a", "/b"),
+        ("fetch_file", "/c", "/d"),
+        ("put_file", "/e", "/f"),
+    ]
+    assert seen[0][0] is conn
+    assert seen[0][1] is ssh.Connection.put_file.__wrapped__
+    assert seen[1][1] is ssh.Connection.fetch_file.__wrapped__
+    assert ssh.Connection.put_file.__wrapped__.__qualname__ == "Connection.put_file"

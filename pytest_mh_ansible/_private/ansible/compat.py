@@ -53,6 +53,7 @@ __all__ = [
     "reap_abandoned",
     "replace_vault_secrets_context",
     "resolve_connection_vars",
+    "route_file_transfers",
     "route_low_level_execute_command",
     "split_ssh_args",
     "ssh_command_line",
@@ -356,6 +357,47 @@ def route_low_level_execute_command(route: Route) -> None:
         _low_level_execute_command.__wrapped__ = original  # type: ignore[attr-defined]
         ActionBase._low_level_execute_command = _low_level_execute_command
         _routed.append(route)
+
+
+FileTransfer = Callable[[Any, str, str], Any]
+"""A connection plugin's ``put_file``/``fetch_file``: ``(connection, in_path, out_path) -> anything``."""
+
+TransferRoute = Callable[[Any, FileTransfer, str, str, str], Any]
+"""Our handler: ``(connection, original, name, in_path, out_path)``; ``name`` is ``put_file`` or ``fetch_file``."""
+
+_transfers_routed: list[TransferRoute] = []
+
+
+def route_file_transfers(route: TransferRoute) -> None:
+    """Send every ``put_file`` and ``fetch_file`` of the ssh connection plugin in this process through ``route``.
+
+    An action plugin transfers files by calling them on its connection (``_transfer_file``,
+    the fetch action), each a new ``sftp``/``scp`` client. Both methods of the ssh plugin's class
+    (``ansible.plugins.connection.ssh.Connection``, the class the plugin loader gives for
+    ``ssh``; 2.19, 2.20, 2.21) are replaced once per process by wrappers that call ``route``
+    with the original; a second call replaces the route. Other connection plugins keep theirs.
+
+    :param route: The handler; it calls ``original(connection, in_path, out_path)`` for what it does not serve.
+    """
+    preload_ssh_agent()  # the ssh plugin imports it: without its deprecation warning
+    from ansible.plugins.connection import ssh
+
+    with _route_lock:
+        if _transfers_routed:
+            _transfers_routed[0] = route
+            return
+        for name in ("put_file", "fetch_file"):
+            original = getattr(ssh.Connection, name)
+
+            def _transfer(
+                self: Any, in_path: str, out_path: str, *, _name: str = name, _original: FileTransfer = original
+            ) -> Any:
+                return _transfers_routed[0](self, _original, _name, in_path, out_path)
+
+            _transfer.__name__ = name
+            _transfer.__wrapped__ = original  # type: ignore[attr-defined]
+            setattr(ssh.Connection, name, _transfer)
+        _transfers_routed.append(route)
 
 
 def action_connection(action: Any) -> Any:

@@ -9,9 +9,18 @@ once per (host, become user, interpreter) over the host's own connection, which 
 fresh child from a warm, pre-imported interpreter and runs the unmodified payload. Action
 plugins, argument handling, result parsing, check and diff mode are Ansible's, untouched.
 
-Everything else (``mkdir``/``rm`` of temp dirs, file transfers, ``raw``, non-Python
-modules, async, connections without a persistent channel) takes the standard path, and
-each such fallback for a module payload is logged with its reason.
+The action plugin's own steps on an ssh host go to the agents too, so that ``copy``,
+``template``, ``fetch`` or ``assemble`` cost about what their module calls cost: its commands
+(``mkdir``/``chmod``/``rm`` of the remote tmp dir, ``echo ~``), built with the same shell
+wrapping, run by the agent of the user the standard path would run them as (the login user's
+for ``sudoable=False``), and its ``put_file``/``fetch_file`` (up to 16 MiB) are written and read
+by the login user's agent, as an sftp transfer would (:mod:`.warm_agent`'s ``put``/``fetch``).
+Without an agent the first commands of a task start one with the interpreter the host's
+variables name.
+
+Everything else (``raw`` without a shell of ours, larger files, non-Python modules, async,
+the local plugin's steps, connections without a persistent channel) takes the standard path,
+and each such fallback is logged with its reason.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ import os
 import re
 import selectors
 import shlex
+import stat
 import subprocess
 import threading
 import time
@@ -216,15 +226,19 @@ class _Agent:
     _zips: set[str] = field(default_factory=set)  # payload zips the agent holds: named, not sent again
 
     def _read_exact(self, size: int, timeout: float | None) -> bytes:
-        data = self._pending
-        while len(data) < size:
-            chunk = self.channel.recv(max(65536, size - len(data)), timeout)
-            if not chunk:
-                detail = self.channel.stderr()
-                raise AgentError("the agent ended" + (f": {secrets.mask(detail)}" if detail else ""))
-            data += chunk
-        self._pending = data[size:]
-        return data[:size]
+        if len(self._pending) < size:
+            # A bytearray: a fetched file comes in many reads, and joining bytes one read at a time
+            # would copy all that came so far each time.
+            data = bytearray(self._pending)
+            while len(data) < size:
+                chunk = self.channel.recv(max(65536, size - len(data)), timeout)
+                if not chunk:
+                    detail = self.channel.stderr()
+                    raise AgentError("the agent ended" + (f": {secrets.mask(detail)}" if detail else ""))
+                data += chunk
+            self._pending = bytes(data)
+        head, self._pending = self._pending[:size], self._pending[size:]
+        return head
 
     def _read_frame(self, timeout: float | None = None) -> bytes:
         size = int.from_bytes(self._read_exact(4, timeout), "big")
@@ -354,22 +368,46 @@ def _runs_module_file(cmd: str) -> bool:
     return isinstance(_Command.parse(shlex.join(words[:-1])), _Command)
 
 
-class _Router:
-    """Serves the module payloads of one host's TaskExecutor run through the host's agents."""
+# Larger files take the standard path: sftp streams them, while a frame holds a file whole in memory.
+_TRANSFER_LIMIT = 16 << 20
+# The connections whose own steps (commands, transfers) start a client process each, which an agent's
+# open channel saves: the local plugin's are local processes and copies already.
+_STEP_TRANSPORTS = frozenset({"ssh"})
 
-    def __init__(self, pool: _AgentPool, host: str) -> None:
+
+class _Router:
+    """Serves one host's TaskExecutor run through the host's agents.
+
+    Module payloads go to the agent of the become user and interpreter the payload names. The
+    action plugin's own steps go to an agent too, on connections that hold a channel (ssh): its
+    commands (``mkdir``/``chmod``/``rm`` of the remote tmp dir, ``echo ~``) to the agent of the
+    user the standard path would run them as (``sudoable=False``: the login user), built with
+    the same shell wrapping, and its file transfers (``put_file``/``fetch_file``) to the login
+    user's agent, which writes and reads the file itself. What cannot be served so takes the
+    standard path, with the reason logged.
+    """
+
+    def __init__(self, pool: _AgentPool, host: str, interpreter: str = "") -> None:
         self.pool = pool
         self.host = host
+        self.interpreter = interpreter  # the host's Python, if the task's variables name it ("" if not)
         self.served = 0
         self.fell_back = 0
+        self.steps: dict[str, int] = dict.fromkeys(("exec", "put", "fetch", "standard"), 0)
+        self._actions: dict[int, tuple[Any, Any]] = {}  # id(connection) -> (connection, the action using it)
+        self._said: set[str] = set()
 
     def execute(self, action: Any, original: Any, cmd: str, **kwargs: Any) -> dict[str, Any]:
+        conn = compat.action_connection(action)
+        self._actions[id(conn)] = (conn, action)  # its file transfers come later, from the connection
         in_data = kwargs.get("in_data")
         if not in_data and _runs_module_file(cmd):
             reason = "the connection does not pipeline (paramiko, or pipelining off): the module runs from a file"
             return self._fallback(action, original, cmd, kwargs, reason)
-        if not in_data or b"_ansiballz_main(" not in in_data or kwargs.get("executable") or kwargs.get("chdir"):
-            return dict(original(action, cmd, **kwargs))  # not a pipelined AnsiballZ module: mkdir, rm, raw, ...
+        if not in_data or b"_ansiballz_main(" not in in_data:
+            return self._command(action, original, cmd, kwargs)  # mkdir, chmod, rm, raw, ...
+        if kwargs.get("executable") or kwargs.get("chdir"):
+            return dict(original(action, cmd, **kwargs))
         parsed = _Command.parse(cmd)
         if isinstance(parsed, str):
             return self._fallback(action, original, cmd, kwargs, parsed)
@@ -377,28 +415,142 @@ class _Router:
             served = self.pool.serve(self.host, action, parsed, in_data, sudoable=kwargs.get("sudoable", True))
         except _Fallback as reason:
             return self._fallback(action, original, cmd, kwargs, str(reason))
-        rc, out, err = served
-        process_result = kwargs.get("process_result")  # ansible-core 2.21+: e.g. PowerShell's CLIXML stderr
-        if process_result is not None:
-            rc, out, err = process_result(rc, out, err)
         self.served += 1
-        errors = kwargs.get("encoding_errors", "surrogate_then_replace")
-        from ansible.module_utils.common.text.converters import to_text
-
-        text_out = to_text(out, errors=errors)
-        text_err = to_text(err, errors=errors)
-        return dict(
-            rc=rc,
-            stdout=text_out,
-            stdout_lines=text_out.splitlines(),
-            stderr=text_err,
-            stderr_lines=text_err.splitlines(),
-        )
+        return _as_result(*served, kwargs)
 
     def _fallback(self, action: Any, original: Any, cmd: str, kwargs: dict[str, Any], reason: str) -> dict[str, Any]:
         self.fell_back += 1
         logger.info("%s: module payload on the standard path: %s", self.host, reason)
         return dict(original(action, cmd, **kwargs))
+
+    def _command(self, action: Any, original: Any, cmd: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """A command of the action plugin's own, run as ``_low_level_execute_command`` would run it."""
+        conn = compat.action_connection(action)
+        transport = _transport_name(conn)
+        if transport not in _STEP_TRANSPORTS:
+            return self._standard(action, original, cmd, kwargs, f"the {transport} connection runs them itself")
+        if kwargs.get("executable"):
+            return self._standard(action, original, cmd, kwargs, "the command names its own shell")
+        executable = compat.action_executable(action)
+        if kwargs.get("executable") is not None or not (conn.allow_executable and executable):
+            # raw without ``executable`` (False): the login shell runs the bare command.
+            return self._standard(action, original, cmd, kwargs, "no shell executable wraps the command")
+        # What ActionBase builds, but for become, which the agent of the become user stands for.
+        shell = compat.connection_shell(conn)
+        if kwargs.get("chdir"):
+            cmd = shell.append_command(f"cd {kwargs['chdir']}", cmd)
+        cmd = shell.append_command(cmd, "sleep 0")
+        become = _become_for(action, kwargs.get("sudoable", True))
+        try:
+            answer, out, err = self.pool.step(
+                self.host,
+                action,
+                "exec",
+                {"argv": [executable, "-c", cmd]},
+                kwargs.get("in_data") or b"",
+                become=become,
+                interpreter=self.interpreter,
+            )
+            rc = int(answer["rc"])
+        except _Fallback as reason:
+            return self._standard(action, original, cmd, kwargs, str(reason))
+        except _AgentLost as lost:  # it may have run: reported like a killed command
+            rc, out, err = 137, b"", f"pytest-mh-ansible: the warm agent ended during this command ({lost})".encode()
+        self.steps["exec"] += 1
+        return _as_result(rc, out, err, kwargs)
+
+    def _standard(self, action: Any, original: Any, cmd: str, kwargs: dict[str, Any], reason: str) -> dict[str, Any]:
+        self._say(f"commands on the standard path: {reason}")
+        self.steps["standard"] += 1
+        return dict(original(action, cmd, **kwargs))
+
+    def _say(self, message: str) -> None:
+        """Log a fallback of the action's own steps, once per task (a task has several steps)."""
+        if message not in self._said:
+            self._said.add(message)
+            logger.info("%s: %s", self.host, message)
+
+    def transfer(self, conn: Any, original: compat.FileTransfer, name: str, in_path: str, out_path: str) -> Any:
+        """``put_file``/``fetch_file`` of a connection of this run: through the login user's agent, else
+        ``original`` (the plugin's own transfer), with the reason logged."""
+        entry = self._actions.get(id(conn))
+        if entry is None or entry[0] is not conn:
+            reason = "no action of this task has used the connection yet"
+        else:
+            try:
+                if name == "put_file":
+                    return self._put(entry[1], in_path, out_path)
+                return self._fetch(entry[1], in_path, out_path)
+            except _Fallback as why:
+                reason = str(why)
+        self._say(f"{name} on the standard path: {reason}")
+        self.steps["standard"] += 1
+        return original(conn, in_path, out_path)
+
+    def _put(self, action: Any, in_path: str, out_path: str) -> tuple[int, bytes, bytes]:
+        try:
+            info = os.stat(in_path)
+        except OSError as err:  # the plugin says it in its words (AnsibleFileNotFound)
+            raise _Fallback(f"{in_path} cannot be read ({err.strerror})") from err
+        if not stat.S_ISREG(info.st_mode):
+            raise _Fallback(f"{in_path} is not a regular file")
+        if info.st_size > _TRANSFER_LIMIT:
+            raise _Fallback(f"{in_path} has {info.st_size} bytes, more than {_TRANSFER_LIMIT >> 20} MiB")
+        data = Path(in_path).read_bytes()
+        # An sftp or scp upload creates the file with the local file's mode less the umask; dd (piped), 0666.
+        mode = info.st_mode & 0o777
+        with contextlib.suppress(Exception):
+            if compat.action_connection(action).get_option("ssh_transfer_method") == "piped":
+                mode = 0o666
+        self._transfer_step(action, "put", {"path": out_path, "mode": mode}, data)
+        self.steps["put"] += 1
+        return 0, b"", b""
+
+    def _fetch(self, action: Any, in_path: str, out_path: str) -> tuple[int, bytes, bytes]:
+        answer, data = self._transfer_step(action, "fetch", {"path": in_path, "limit": _TRANSFER_LIMIT}, b"")
+        # As sftp's download: a new local file gets the remote file's mode (writable by us) less the umask.
+        mode = (int(answer.get("mode", 0o644)) & 0o777) | stat.S_IWUSR
+        try:
+            fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+            with os.fdopen(fd, "wb") as local:
+                local.write(data)
+        except OSError as err:
+            raise _Fallback(f"{out_path} cannot be written here ({err.strerror})") from err
+        self.steps["fetch"] += 1
+        return 0, b"", b""
+
+    def _transfer_step(
+        self, action: Any, op: str, header: dict[str, Any], payload: bytes
+    ) -> tuple[dict[str, Any], bytes]:
+        """A transfer through the login user's agent (a transfer never becomes): (answer, bytes read)."""
+        try:
+            answer, out, _ = self.pool.step(
+                self.host, action, op, header, payload, become=None, interpreter=self.interpreter
+            )
+        except _AgentLost as lost:  # a transfer can be done again: the standard path does it
+            raise _Fallback(f"the warm agent ended during the transfer ({lost})") from lost
+        if int(answer.get("rc", 1)) != 0:
+            raise _Fallback(str(answer.get("error") or "the agent could not do it"))
+        return answer, out
+
+
+def _as_result(rc: int, out: bytes, err: bytes, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The result ``_low_level_execute_command`` returns, from a served call's rc, stdout and stderr."""
+    process_result = kwargs.get("process_result")  # ansible-core 2.21+: e.g. PowerShell's CLIXML stderr
+    if process_result is not None:
+        rc, out, err = process_result(rc, out, err)
+    errors = kwargs.get("encoding_errors", "surrogate_then_replace")
+    from ansible.module_utils.common.text.converters import to_text
+
+    text_out = to_text(out, errors=errors)
+    text_err = to_text(err, errors=errors)
+    return dict(
+        rc=rc,
+        stdout=text_out,
+        stdout_lines=text_out.splitlines(),
+        stderr=text_err,
+        stderr_lines=text_err.splitlines(),
+    )
 
 
 class _Fallback(Exception):
@@ -447,21 +599,79 @@ class _AgentPool:
     def serve(
         self, host: str, action: Any, command: _Command, payload: bytes, *, sudoable: bool
     ) -> tuple[int, bytes, bytes]:
-        conn = compat.action_connection(action)
-        transport = _transport_name(conn)
         become = _become_for(action, sudoable)
-        become_key = f"{become.name}:{become.get_option('become_user')}" if become is not None else "-"
-        user = compat.action_remote_user(action) or ""
-        key = (host, transport, user, become_key, command.interpreter)
-        label = f"{host} ({user or 'default user'}" + (f", become {become_key}" if become else "") + ")"
-        slot = self._slots.setdefault(key, _Slot())
-        if slot.disabled:
-            raise _Fallback(slot.disabled)
+        prefix, label = _agent_key(host, action, become)
         header: dict[str, Any] = {"env_add": command.env_add}
-        if transport == "local":
+        if prefix[1] == "local":
             # The local plugin's command inherits pytest's environment and runs in the play's basedir.
             header["env"] = dict(os.environ)
             header["cwd"] = compat.action_basedir(action)
+        try:
+            answer, out, err = self._call(
+                (*prefix, command.interpreter), label, action, become, ("run", header, payload)
+            )
+        except _AgentLost as err:
+            # The payload may or may not have run: report it like a module that was killed.
+            message = f"pytest-mh-ansible: the warm agent on {label} ended during this module call ({err}); "
+            return 137, b"", (message + "the module may have run").encode()
+        logger.debug(
+            "%s: warm module call rc=%s (agent: prepare %s ms, run %s ms)",
+            label,
+            answer.get("rc"),
+            answer.get("prepare_ms"),
+            answer.get("run_ms"),
+        )
+        return int(answer["rc"]), out, err
+
+    def step(
+        self,
+        host: str,
+        action: Any,
+        op: str,
+        header: Mapping[str, Any],
+        payload: bytes,
+        *,
+        become: Any,
+        interpreter: str,
+    ) -> tuple[dict[str, Any], bytes, bytes]:
+        """One of an action plugin's own steps (``exec`` a command, ``put``/``fetch`` a file) in an agent.
+
+        Any running agent of the same host, connection, login user and become user serves it,
+        whatever its interpreter; without one, an agent is started with ``interpreter``.
+
+        :param interpreter: The host's Python, "" when it is not known yet (then only a running agent serves).
+        :raises _Fallback: No agent can take it: the standard path does (the message says why).
+        :raises _AgentLost: The agent went away after it took the request (the host still answers).
+        """
+        prefix, label = _agent_key(host, action, become)
+        key = next(
+            (
+                key
+                for key, slot in self._slots.items()
+                if key[:4] == prefix and slot.agent is not None and slot.agent.channel.alive()
+            ),
+            None,
+        )
+        if key is None:
+            if not interpreter:
+                raise _Fallback(
+                    f"no warm agent runs for {label} yet, and the host's Python is not known before a module"
+                )
+            key = (*prefix, interpreter)
+        return self._call(key, label, action, become, (op, dict(header), payload))
+
+    def _call(
+        self, key: tuple[str, ...], label: str, action: Any, become: Any, request: tuple[str, dict[str, Any], bytes]
+    ) -> tuple[dict[str, Any], bytes, bytes]:
+        """One request (op, header, payload) to the agent of ``key`` (started, or restarted once, as needed).
+
+        :raises _Fallback: No agent can take it (the message says why).
+        :raises _AgentLost: The agent went away after it took the request, and the host still answers.
+        :raises AnsibleConnectionFailure: The agent went away after it took the request because the host did.
+        """
+        slot = self._slots.setdefault(key, _Slot())
+        if slot.disabled:
+            raise _Fallback(slot.disabled)
         for _attempt in (1, 2):
             if slot.agent is not None and not slot.agent.channel.alive():
                 with contextlib.suppress(Exception):
@@ -471,10 +681,10 @@ class _AgentPool:
                 if slot.disabled:
                     raise _Fallback(slot.disabled)
             if slot.agent is None:
-                slot.agent = self._start(slot, label, action, become, command)
+                slot.agent = self._start(slot, label, action, become, key[-1])
             agent = slot.agent
             try:
-                answer, out, err = agent.run(header, payload)
+                answer, out, err = agent.run(request[1], request[2], op=request[0])
             except _AgentLost as err:
                 slot.agent = None
                 with contextlib.suppress(Exception):
@@ -485,14 +695,9 @@ class _AgentPool:
                     # on the standard path), and the lost agent does not count against the warm path.
                     raise failure from err
                 slot.lost(label, str(err))
-                # The payload may or may not have run: report it like a module that was killed.
-                message = (
-                    f"pytest-mh-ansible: the warm agent on {label} ended during this module call ({err}); "
-                    "the module may have run"
-                )
-                return 137, b"", message.encode()
+                raise
             except AgentError as err:
-                # Gone before it took the payload (killed while idle, connection dropped): nothing ran.
+                # Gone before it took the request (killed while idle, connection dropped): nothing ran.
                 slot.agent = None
                 with contextlib.suppress(Exception):
                     agent.channel.close(wait=0.5)
@@ -508,23 +713,16 @@ class _AgentPool:
                 raise
             if "fallback" in answer:
                 raise _Fallback(str(answer["fallback"]))
-            logger.debug(
-                "%s: warm module call rc=%s (agent: prepare %s ms, run %s ms)",
-                label,
-                answer.get("rc"),
-                answer.get("prepare_ms"),
-                answer.get("run_ms"),
-            )
-            return int(answer["rc"]), out, err
-        raise _Fallback(slot.disabled or f"the warm agent on {label} could not take the payload")
+            return answer, out, err
+        raise _Fallback(slot.disabled or f"the warm agent on {label} could not take the request")
 
-    def _start(self, slot: _Slot, label: str, action: Any, become: Any, command: _Command) -> _Agent:
+    def _start(self, slot: _Slot, label: str, action: Any, become: Any, interpreter: str) -> _Agent:
         started = time.monotonic()
         try:
             channel, password = open_channel(
                 compat.action_connection(action),
                 become,
-                command.interpreter,
+                interpreter,
                 executable=compat.action_executable(action),
                 cwd=compat.action_basedir(action),
             )
@@ -547,10 +745,19 @@ class _AgentPool:
             label,
             agent.pid,
             agent.python,
-            command.interpreter,
+            interpreter,
             (time.monotonic() - started) * 1000,
         )
         return agent
+
+
+def _agent_key(host: str, action: Any, become: Any) -> tuple[tuple[str, str, str, str], str]:
+    """(host, connection, login user, become key) of an action's agents, and their label for messages."""
+    transport = _transport_name(compat.action_connection(action))
+    become_key = f"{become.name}:{become.get_option('become_user')}" if become is not None else "-"
+    user = compat.action_remote_user(action) or ""
+    label = f"{host} ({user or 'default user'}" + (f", become {become_key}" if become is not None else "") + ")"
+    return (host, transport, user, become_key), label
 
 
 def connection_failure(conn: Any) -> Exception | None:
@@ -647,9 +854,31 @@ def _dispatch(action: Any, original: compat.LowLevelExecute, cmd: str, kwargs: d
     return router.execute(action, original, cmd, **kwargs)
 
 
+def _dispatch_transfer(conn: Any, original: compat.FileTransfer, name: str, in_path: str, out_path: str) -> Any:
+    """Where an ssh connection's ``put_file``/``fetch_file`` goes: the active router of this thread, else the plugin."""
+    router = _active.get()
+    if router is None:
+        return original(conn, in_path, out_path)
+    return router.transfer(conn, original, name, in_path, out_path)
+
+
 def _install_hook() -> None:
-    """Route the commands of action plugins through the active router (installed once per process)."""
+    """Route action plugins' commands and transfers through the active router (installed once per process)."""
     compat.route_low_level_execute_command(_dispatch)
+    compat.route_file_transfers(_dispatch_transfer)
+
+
+def _known_interpreter(task_vars: Mapping[str, Any]) -> str:
+    """The host's Python as the task's variables give it (set, or discovered earlier), else "".
+
+    The action's first commands (its tmp dir) come before its first module payload, which names
+    the interpreter; an agent for them is started with this one. Templated or ``auto`` values give "".
+    """
+    facts = task_vars.get("ansible_facts") or {}
+    for value in (task_vars.get("ansible_python_interpreter"), facts.get("discovered_interpreter_python")):
+        if isinstance(value, str) and value.startswith("/") and "{" not in value and not re.search(r"\s", value):
+            return str(value)
+    return ""
 
 
 class WarmExecutor(StandardExecutor):
@@ -675,6 +904,9 @@ class WarmExecutor(StandardExecutor):
         self.default: ExecutorName = default
         self._pool = _AgentPool()
         self.last_route: tuple[int, int] = (0, 0)
+        # The last call's own steps of the action plugin: commands and transfers served by an agent
+        # ("exec", "put", "fetch") and those that took the standard path ("standard").
+        self.last_steps: dict[str, int] = {}
 
     def close(self) -> None:
         """Stop every agent (the targets keep no process), then what the standard executor holds."""
@@ -696,6 +928,7 @@ class WarmExecutor(StandardExecutor):
         packages, so the agents of a host whose packages changed are replaced.
         """
         self.last_route = (0, 0)  # a call that never gets to a module (an unknown one) routes nothing
+        self.last_steps = {}
         result = super().run(host, module, args, **options)
         if result.get("changed") and not options.get("check") and module.rsplit(".", 1)[-1] in _PACKAGE_MODULES:
             self.packages_changed(host)
@@ -714,14 +947,15 @@ class WarmExecutor(StandardExecutor):
         if not any(name in task_vars for name in ("ansible_pipelining", "ansible_ssh_pipelining")):
             task_vars["ansible_pipelining"] = True  # the payload has to come on stdin for the agent
         _install_hook()
-        return self._routing(host)
+        return self._routing(host, _known_interpreter(task_vars))
 
     @contextlib.contextmanager
-    def _routing(self, host: str) -> Iterator[None]:
-        router = _Router(self._pool, host)
+    def _routing(self, host: str, interpreter: str) -> Iterator[None]:
+        router = _Router(self._pool, host, interpreter)
         token = _active.set(router)
         try:
             yield
         finally:
             _active.reset(token)
             self.last_route = (router.served, router.fell_back)
+            self.last_steps = dict(router.steps)

@@ -15,7 +15,7 @@ the target and a round trip on the open channel, instead of a new ``ssh`` client
 
 Protocol (on dup'ed copies of fds 0 and 1; the agent never prints): frames of a 4-byte
 big-endian length and the bytes. Request: a JSON header (``op``: ``run``, ``exec``, ``stale``,
-``script`` or ``exit``), then for ``run`` the payload, for ``exec`` the command's stdin, for
+``script``, ``put``, ``fetch`` or ``exit``), then for ``run`` the payload, for ``exec`` the command's stdin, for
 ``script`` the Python source. A ``run`` header may name the payload's zip (``zip_ref``, its
 sha1) instead of the payload carrying it: the zip literal is then empty, and the agent uses
 the one it kept from an earlier payload (each answer of a ``run`` says ``kept`` with the sha1
@@ -27,6 +27,13 @@ os-release) that changed since it preloaded the first payload's module_utils (an
 not preloaded cannot tell, and says so), so that a package change renews only the agents it
 could affect. ``script`` runs a stdlib-only Python source of the controller's in a forked child
 with the header's ``request`` (the journal's snapshots: no module payload to build).
+
+File transfers of action plugins (``copy``, ``template``, ``fetch``) come as ``put`` (header:
+``path``, ``mode``; payload: the file's bytes; the agent writes the file itself, as this user,
+with its umask, as an sftp upload does) and ``fetch`` (header: ``path``, ``limit``; answer: the
+file's ``mode``, its bytes as stdout, or a ``fallback`` for a file larger than ``limit``).
+Either answers ``rc`` 1 and an ``error`` when the file cannot be written or read: the controller
+then takes the standard path, which reports it in Ansible's words.
 
 Python 3.6+ syntax only: the target's interpreter may be older than the controller's.
 """
@@ -42,6 +49,7 @@ import os
 import re
 import selectors
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -142,11 +150,17 @@ _not_preloadable = set()  # names that warned or failed when the agent imported 
 
 def _read_exact(n):
     global _buffer
-    while len(_buffer) < n:
-        chunk = os.read(IN_FD, max(65536, n - len(_buffer)))
-        if not chunk:
-            return None
-        _buffer += chunk
+    if len(_buffer) < n:
+        # Gathered in a bytearray: a file's bytes (``put``) come in many reads, and joining bytes
+        # objects one read at a time copies the whole of what came so far each time.
+        gathered = bytearray(_buffer)
+        while len(gathered) < n:
+            chunk = os.read(IN_FD, max(65536, n - len(gathered)))
+            if not chunk:
+                _buffer = bytes(gathered)
+                return None
+            gathered += chunk
+        _buffer = bytes(gathered)
     data, _buffer = _buffer[:n], _buffer[n:]
     return data
 
@@ -159,9 +173,9 @@ def read_frame():
 
 
 def write_frame(data):
-    data = len(data).to_bytes(4, "big") + data
-    while data:
-        data = data[os.write(OUT_FD, data) :]
+    view = memoryview(len(data).to_bytes(4, "big") + data)
+    while view:
+        view = view[os.write(OUT_FD, view) :]
 
 
 # --- preloading and payload checks (parent) --------------------------------------------------
@@ -846,7 +860,61 @@ def _script(header, source):
     return {"rc": rc, "run_ms": round((time.monotonic() - started) * 1000, 1)}, out, err
 
 
-_OPS = {"run": _run, "exec": _exec, "stale": _stale, "script": _script}
+def _put(header, data):
+    """Write ``data`` to ``header["path"]`` as an sftp upload by this user does: a new file is created
+    with ``header["mode"]`` less the umask, an existing one is truncated and keeps its mode."""
+    path = header.get("path") or ""
+    mode = int(header.get("mode", 0o666)) & 0o777
+    started = time.monotonic()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+    except OSError as err:
+        return {"rc": 1, "error": "%s: %s" % (path, err.strerror)}, b"", b""
+    return {"rc": 0, "size": len(data), "run_ms": round((time.monotonic() - started) * 1000, 1)}, b"", b""
+
+
+def _fetch(header, _data):
+    """Read the regular file ``header["path"]``: its bytes are the answer's stdout, its mode in the header.
+
+    A file larger than ``header["limit"]`` is not read: the answer is a fallback, the controller
+    takes the standard path for it.
+    """
+    path = header.get("path") or ""
+    limit = int(header.get("limit") or 0)
+    started = time.monotonic()
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return {"rc": 1, "error": "%s: not a regular file" % path}, b"", b""
+            if limit and info.st_size > limit:
+                return {"fallback": "%s has %d bytes, more than %d" % (path, info.st_size, limit)}, b"", b""
+            chunks = []
+            size = 0
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if limit and size > limit:  # it grew while read
+                    return {"fallback": "%s grew to more than %d bytes" % (path, limit)}, b"", b""
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+    except OSError as err:
+        return {"rc": 1, "error": "%s: %s" % (path, err.strerror)}, b"", b""
+    answer = {"rc": 0, "mode": info.st_mode & 0o7777, "run_ms": round((time.monotonic() - started) * 1000, 1)}
+    return answer, b"".join(chunks), b""
+
+
+_OPS = {"run": _run, "exec": _exec, "stale": _stale, "script": _script, "put": _put, "fetch": _fetch}
 
 
 def main():

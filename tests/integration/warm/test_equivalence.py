@@ -17,6 +17,8 @@ from __future__ import annotations
 import copy
 import json
 import re
+import shlex
+import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,7 +52,8 @@ class Case:
     """One module call, and the state of server1 it starts from.
 
     ``{w}`` in the arguments is the case's own directory on server1 (``$W`` in ``setup``),
-    ``{t}`` the controller directory holding ``motd.j2``.
+    ``{t}`` the controller directory holding ``motd.j2`` and ``frags/``, ``{l}`` the case's own
+    controller directory (emptied before each run: where ``fetch`` writes).
     """
 
     id: str
@@ -73,6 +76,9 @@ class Case:
     expect: dict[str, Any] = field(default_factory=dict)  # and these values
     payload: bool = True  # False: the call has no module payload (nothing for the agent)
     xfail: str | None = None  # a known difference of the warm executor (strict: fixing it flags the marker)
+    # Compare the files the call leaves too: each file's type, mode, owner, group and content, on
+    # server1 (under {w}) and on the controller (under {l}).
+    observe: bool = False
 
 
 def _snapshot_then_change(runner: Runner) -> None:
@@ -142,6 +148,7 @@ CASES: list[Case] = [
         "ansible.builtin.copy",
         {"dest": "{w}/app.conf", "content": "debug = 1\n"},
         diff=True,
+        observe=True,
         shows=("diff", "checksum", "src"),
     ),
     Case(
@@ -149,6 +156,7 @@ CASES: list[Case] = [
         "ansible.builtin.copy",
         {"dest": "{w}/app.conf", "content": "debug = 1\n", "mode": "0640"},
         setup="printf 'debug = 1\\n' > $W/app.conf; chmod 0640 $W/app.conf",
+        observe=True,
     ),
     Case(
         "copy-content-check-diff",
@@ -159,7 +167,12 @@ CASES: list[Case] = [
         diff=True,
         shows=("diff",),
     ),
-    Case("copy-src-makes-directories", "ansible.builtin.copy", {"dest": "{w}/no/such/dir/", "src": "{t}/motd.j2"}),
+    Case(
+        "copy-src-makes-directories",
+        "ansible.builtin.copy",
+        {"dest": "{w}/no/such/dir/", "src": "{t}/motd.j2"},
+        observe=True,
+    ),
     Case(
         "copy-remote-src-missing",
         "ansible.builtin.copy",
@@ -167,7 +180,12 @@ CASES: list[Case] = [
         failed=True,
         shows=("msg",),
     ),
-    Case("file-directory-mode", "ansible.builtin.file", {"path": "{w}/d", "state": "directory", "mode": "0750"}),
+    Case(
+        "file-directory-mode",
+        "ansible.builtin.file",
+        {"path": "{w}/d", "state": "directory", "mode": "0750"},
+        observe=True,
+    ),
     Case(
         "file-touch-diff",
         "ansible.builtin.file",
@@ -196,6 +214,7 @@ CASES: list[Case] = [
         "ansible.builtin.template",
         {"src": "{t}/motd.j2", "dest": "{w}/motd", "mode": "0644"},
         diff=True,
+        observe=True,
         shows=("diff", "checksum"),
     ),
     Case(  # fails on the controller, before any module runs
@@ -218,7 +237,118 @@ CASES: list[Case] = [
         "ansible.builtin.assemble",
         {"src": "{w}/frags", "dest": "{w}/assembled", "delimiter": "# --"},
         setup="mkdir $W/frags; printf 'a\\n' > $W/frags/01; printf 'b\\n' > $W/frags/02",
+        observe=True,
         shows=("checksum",),
+    ),
+    # action plugins whose steps (tmp dir, transfers) go through the agent: the files they leave too
+    Case(
+        "copy-src-mode-diff",
+        "ansible.builtin.copy",
+        {"dest": "{w}/motd.txt", "src": "{t}/motd.j2", "mode": "0640"},
+        diff=True,
+        observe=True,
+        shows=("diff", "checksum", "mode"),
+    ),
+    Case(
+        "copy-src-existing-unchanged-diff",
+        "ansible.builtin.copy",
+        {"dest": "{w}/motd.txt", "src": "{t}/motd.j2"},
+        setup=f"printf '%s' {shlex.quote(TEMPLATE)} > $W/motd.txt; chmod 0604 $W/motd.txt",
+        diff=True,
+        observe=True,
+        expect={"changed": False},
+    ),
+    Case(
+        "copy-content-new-file-owner-diff",
+        "ansible.builtin.copy",
+        {"dest": "{w}/owned.conf", "content": "owned\n", "owner": "nobody", "group": "nogroup", "mode": "u=rw,g=r"},
+        diff=True,
+        observe=True,
+        shows=("diff", "owner", "group", "mode"),
+    ),
+    Case(
+        "copy-content-existing-changed-diff",
+        "ansible.builtin.copy",
+        {"dest": "{w}/app.conf", "content": "debug = 2\n"},
+        setup="printf 'debug = 1\n' > $W/app.conf; chmod 0600 $W/app.conf",
+        diff=True,
+        observe=True,
+        shows=("diff", "checksum"),
+        expect={"changed": True},
+    ),
+    Case(
+        "template-existing-mode-diff",
+        "ansible.builtin.template",
+        {"src": "{t}/motd.j2", "dest": "{w}/motd", "mode": "0600"},
+        setup="printf 'old motd\n' > $W/motd",
+        diff=True,
+        observe=True,
+        shows=("diff", "checksum"),
+    ),
+    Case(
+        "fetch-tree",
+        "ansible.builtin.fetch",
+        {"src": "{w}/remote.conf", "dest": "{l}/"},
+        setup="printf 'remote\n' > $W/remote.conf; chmod 0640 $W/remote.conf",
+        diff=True,
+        observe=True,
+        shows=("checksum", "dest"),
+        expect={"changed": True},
+    ),
+    Case(
+        "fetch-flat-unchanged",
+        "ansible.builtin.fetch",
+        {"src": "{w}/remote.conf", "dest": "{l}/copy.conf", "flat": True},
+        setup="printf 'remote\n' > $W/remote.conf",
+        prepare=lambda runner: runner.local_file("copy.conf", "remote\n"),
+        diff=True,
+        observe=True,
+        expect={"changed": False},
+    ),
+    Case(
+        "fetch-missing-fails",
+        "ansible.builtin.fetch",
+        {"src": "{w}/absent", "dest": "{l}/", "fail_on_missing": True},
+        failed=True,
+        shows=("msg",),
+    ),
+    Case(
+        "assemble-local-src-diff",
+        "ansible.builtin.assemble",
+        {"src": "{t}/frags", "dest": "{w}/assembled", "remote_src": False, "mode": "0640"},
+        diff=True,
+        observe=True,
+        shows=("checksum",),
+    ),
+    Case(
+        "file-directory-diff",
+        "ansible.builtin.file",
+        {"path": "{w}/d/e", "state": "directory", "mode": "0751"},
+        diff=True,
+        observe=True,
+        shows=("diff",),
+    ),
+    Case(
+        "user-copy-content-become",
+        "ansible.builtin.copy",
+        {"dest": "{w}/by-sudo.conf", "content": "via sudo\n", "mode": "0600"},
+        host="server1-user",
+        become=True,
+        diff=True,
+        observe=True,
+        shows=("owner",),
+        expect={"owner": "root"},
+    ),
+    Case(
+        "user-copy-content-own",
+        "ansible.builtin.copy",
+        {"dest": "{w}/shared/mine.conf", "content": "mine\n"},
+        setup="mkdir -m 1777 $W/shared",
+        host="server1-user",
+        diff=True,
+        observe=True,
+        shows=("owner",),
+        expect={"owner": "labuser"},
     ),
     Case(
         "unarchive-remote",
@@ -662,12 +792,12 @@ def _touch_times(result: dict[str, Any], module: str) -> None:
                     entry[side][key] = "<clock>"
 
 
-_LOCAL_TMP = re.compile(r"(/ansible-local-[^/]+/)tmp[a-z0-9_]{8}/")
+_LOCAL_TMP = re.compile(r"(/ansible-local-[^/]+/)tmp[a-z0-9_]{8}\b")
 
 
 def _local_tmp(result: dict[str, Any], module: str) -> None:
-    """template renders into a new local temp dir per call; the diff's ``after_header`` names it."""
-    _edit_strings(result, lambda text: _LOCAL_TMP.sub(r"\1tmp<call>/", text))
+    """template and assemble write to a new local temp path per call; the diff's ``after_header`` names it."""
+    _edit_strings(result, lambda text: _LOCAL_TMP.sub(r"\1tmp<call>", text))
 
 
 _SSH_SOURCE = re.compile(r"\b(\d+\.\d+\.\d+\.\d+) \d+ ((?:\d+\.\d+\.\d+\.\d+ )?22)\b")
@@ -753,6 +883,9 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The controller-side directory of ``motd.j2``."""
     path = tmp_path_factory.mktemp("mhwarm-templates")
     (path / "motd.j2").write_text(TEMPLATE)
+    (path / "frags").mkdir()
+    (path / "frags" / "01-head").write_text("# head\n")
+    (path / "frags" / "02-body").write_text("body = 1\n")
     return path
 
 
@@ -771,14 +904,34 @@ def _base_dir(on_host: Any) -> Iterator[None]:
     on_host(f"rm -rf {BASE}")
 
 
-def _with_paths(value: Any, workdir: str, templates: Path) -> Any:
+def _with_paths(value: Any, workdir: str, templates: Path, local: Path) -> Any:
     if isinstance(value, str):
-        return value.replace("{w}", workdir).replace("{t}", str(templates))
+        return value.replace("{w}", workdir).replace("{t}", str(templates)).replace("{l}", str(local))
     if isinstance(value, dict):
-        return {k: _with_paths(v, workdir, templates) for k, v in value.items()}
+        return {k: _with_paths(v, workdir, templates, local) for k, v in value.items()}
     if isinstance(value, list):
-        return [_with_paths(v, workdir, templates) for v in value]
+        return [_with_paths(v, workdir, templates, local) for v in value]
     return value
+
+
+# Each file under $W: path, type, mode, owner, group and (regular files) the sha256 of its content.
+_FILES_STATE = (
+    "cd $W && find . -mindepth 1 -printf '%P %y %m %u %g ' -exec sh -c "
+    '\'if [ -f "$1" ] && [ ! -L "$1" ]; then sha256sum < "$1" | cut -d" " -f1; else echo -; fi\' sh {} \\; | sort'
+)
+
+
+def _local_state(root: Path) -> list[str]:
+    """Each file under ``root`` on the controller: path, mode and the sha256 of its content."""
+    import hashlib
+
+    if not root.exists():
+        return []
+    return sorted(
+        f"{path.relative_to(root)} {path.stat().st_mode & 0o7777:o} "
+        + (hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "-")
+        for path in root.rglob("*")
+    )
 
 
 class Runner:
@@ -789,22 +942,30 @@ class Runner:
         self.on_host = on_host
         self.standard = standard
         self.workdir = f"{BASE}/{case.id}"
-        self.args = _with_paths(case.args, self.workdir, templates)
+        self.local = templates.parent / f"mhwarm-local-{case.id}"
+        self.args = _with_paths(case.args, self.workdir, templates, self.local)
+        self.states: list[list[str]] = []  # with ``observe``: the files after each run
         self._set_up = False
 
     def reset(self) -> None:
-        """A fresh workdir, the case's set-up (and its prepare step)."""
+        """A fresh workdir (and controller dir), the case's set-up (and its prepare step)."""
         self.on_host(f"W={self.workdir}; rm -rf $W; mkdir -p $W\n{self.case.setup or ':'}")
+        shutil.rmtree(self.local, ignore_errors=True)
+        self.local.mkdir()
         if self.case.prepare is not None:
             self.case.prepare(self)
         self._set_up = True
+
+    def local_file(self, name: str, content: str) -> None:
+        """A file in the case's controller directory (for ``prepare``)."""
+        (self.local / name).write_text(content)
 
     def run(self, executor: StandardExecutor) -> dict[str, Any]:
         """The call's result; the state is reset first (once only for a read-only call)."""
         if not (self.case.read_only and self._set_up):
             self.reset()
         case = self.case
-        return executor.run(
+        result = executor.run(
             case.host,
             case.module,
             self.args,
@@ -815,9 +976,14 @@ class Runner:
             no_log=case.no_log,
             template=False,
         )
+        if case.observe:
+            on_host = self.on_host(f"W={self.workdir}\n{_FILES_STATE}").stdout.splitlines()
+            self.states.append([f"server1: {line}" for line in on_host] + _local_state(self.local))
+        return result
 
     def teardown(self) -> None:
         self.on_host(f"W={self.workdir}\n{self.case.teardown or ':'}\nrm -rf $W")
+        shutil.rmtree(self.local, ignore_errors=True)
 
 
 @pytest.fixture
@@ -883,6 +1049,13 @@ def test_same_result(
                 + "\n".join(found)
                 + f"\n--- standard:\n{_dump(first)}\n--- {which}:\n{_dump(result)}"
             )
+    if case.observe:
+        first_files, second_files, *warm_files = runner.states
+        assert first_files, "the case observes no file"
+        assert first_files == second_files, f"two standard runs leave other files:\n{first_files}\n{second_files}"
+        for which, files in zip(("warm", "warm, its second call"), warm_files, strict=True):
+            if files != first_files:
+                raise WarmResultDiffers(f"the {which} call leaves other files:\n{first_files}\n{files}")
     for taken in (route, route_again):
         if case.payload:
             assert taken[0] >= 1, f"no module payload went to the agent (route {taken})"
