@@ -5,6 +5,7 @@ Usage::
     python3 bench/module_floor.py                  # brings a one-host systemd lab up and down (root)
     python3 bench/module_floor.py -n 40 --json bench/results/floor-<stamp>.json
     python3 bench/module_floor.py --inventory hosts.yml --host server1
+    python3 bench/module_floor.py --pool before=a.json,c.json after=b.json,d.json --json pooled.json
 
 Issue #15 asks for ``users.add`` and ``users.add_group`` with their rollback at no more than what
 pytest-mh's shell commands cost (``useradd`` then ``userdel --remove``; ``groupadd`` then
@@ -93,21 +94,41 @@ class _Trips:
             setattr(target, name, counted)
 
 
+class _WritesApart(JournalRecorder):
+    """The journal's host writes as before #33, for a side-by-side in the same rounds: the probe, the entry and
+    the done mark each a command of its own (the probe itself and everything else as now)."""
+
+    def _probe(self, token: Any, kind: str, probe: str, state: Any) -> str:
+        return str(token.host.conn.run(probe, raise_on_error=False).stdout)  # the entry follows, apart
+
+    def _marked(self, token: Any, undo: Callable[[], None]) -> Callable[[], None]:
+        persist, number = self.persist, token.persisted
+        if persist is None or number is None:
+            return undo
+
+        def undo_then_queue() -> None:
+            undo()
+            persist.done(token.host, number)  # written by the flush at the end of the scope
+
+        return undo_then_queue
+
+
 def _rollback_kinds(
-    host: MultihostHost, executor: WarmExecutor, conn: Connection
+    host: MultihostHost, executor: WarmExecutor, conn: Connection, *, apart_too: bool = False
 ) -> tuple[dict[str, tuple[Callable[[], object], Callable[[], object]]], Callable[[], None]]:
     """The add with its rollback as a test pays it: ``host.ansible.run`` in a journal scope, then the scope's undo."""
     journal = RollbackJournal()
     persist = HostJournal(f"bench/{os.getpid()}/{RUN_ID}")
     journal.on_close.append(lambda scope: persist.flush())
     modules = HostModules(host, executor, recorder=JournalRecorder(journal, persist=persist))
+    apart = HostModules(host, executor, recorder=_WritesApart(journal, persist=persist)) if apart_too else None
     host._mh_attach(SimpleNamespace(connection=lambda: conn, playbooks=None, modules=modules, journal=journal))  # type: ignore[arg-type]
 
-    def with_rollback(name: str, args: dict[str, Any]) -> Callable[[], object]:
+    def with_rollback(name: str, args: dict[str, Any], through: HostModules = modules) -> Callable[[], object]:
         def call() -> object:
             journal.open("test")
             try:
-                result = modules.run(name, **args)
+                result = through.run(name, **args)
                 if not result.changed:
                     raise RuntimeError(f"{name} {args}: not changed (was the rollback missed?)")
             finally:
@@ -129,6 +150,15 @@ def _rollback_kinds(
             nothing,
         ),
     }
+    if apart is not None:
+        kinds["group add with rollback, journal writes apart"] = (
+            with_rollback("ansible.builtin.group", {"name": GROUP, "state": "present"}, apart),
+            nothing,
+        )
+        kinds["user add with rollback, journal writes apart"] = (
+            with_rollback("ansible.builtin.user", {"name": USER, "state": "present", "create_home": True}, apart),
+            nothing,
+        )
     return kinds, lambda: persist.finish(host)
 
 
@@ -164,6 +194,41 @@ def _kinds(modules: HostModules, conn: Connection) -> dict[str, tuple[Callable[[
     }
 
 
+def _pool(variants: list[str], out: str | None) -> int:
+    """The samples of several runs per variant pooled: each kind's median, its range of run medians, round trips."""
+    pooled: dict[str, Any] = {}
+    for variant in variants:
+        label, _, files = variant.partition("=")
+        runs = [json.loads(Path(path).read_text()) for path in files.split(",") if path]
+        kinds: dict[str, Any] = {}
+        for kind in runs[0]["samples"]:
+            samples = [ms for run in runs for ms in run["samples"].get(kind, [])]
+            trips = [n for run in runs for n in run.get("round_trips", {}).get(kind, [])]
+            medians = [run["figures"][kind]["median_ms"] for run in runs if kind in run["figures"]]
+            kinds[kind] = {
+                "median_ms": statistics.median(samples),
+                "run_medians_ms": medians,
+                "round_trips_median": statistics.median(trips) if trips else None,
+            }
+        pooled[label] = {
+            "files": [Path(path).name for path in files.split(",") if path],
+            "commits": sorted({run["config"]["commit"] for run in runs}),
+            "load_average_before": [run["config"]["load_average_before"][0] for run in runs],
+            "kinds": kinds,
+        }
+        print(f"{label} ({len(runs)} runs, commits {', '.join(pooled[label]['commits'])}):")
+        for kind, figure in kinds.items():
+            trips_text = (
+                "" if figure["round_trips_median"] is None else f"  round trips {figure['round_trips_median']:g}"
+            )
+            ranges = "/".join(f"{ms:.0f}" for ms in figure["run_medians_ms"])
+            print(f"  {kind:<44} pooled median {figure['median_ms']:6.1f} ms (runs {ranges}){trips_text}")
+    if out:
+        Path(out).write_text(json.dumps({"pooled": pooled}, indent=1))
+        print(f"JSON written to {out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inventory", help="an inventory to use instead of a new lab")
@@ -172,7 +237,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=3, help="untimed rounds first (default: 3)")
     parser.add_argument("--json", metavar="FILE", help="write the configuration, the figures and every sample")
     parser.add_argument("--lab", default="mhfloor", help="the name of the lab brought up (default: mhfloor)")
+    parser.add_argument(
+        "--apart",
+        action="store_true",
+        help="also the add with its rollback with the journal's host writes apart, as before #33 (same rounds)",
+    )
+    parser.add_argument(
+        "--pool",
+        nargs="+",
+        metavar="VARIANT=FILE,...",
+        help="measure nothing: pool the samples of runs written with --json, per variant (alternated runs)",
+    )
     options = parser.parse_args(argv)
+    if options.pool:
+        return _pool(options.pool, options.json)
     if options.n < 1 or options.warmup < 1:
         parser.error("-n and --warmup must be at least 1 (the warm-up starts both agents)")
 
@@ -190,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         executor = WarmExecutor(inventory, default="warm")
         trips.wrap(executor, "run")
         kinds = _kinds(HostModules(host, executor), conn)
-        rollback, finish = _rollback_kinds(host, executor, conn)
+        rollback, finish = _rollback_kinds(host, executor, conn, apart_too=options.apart)
         kinds.update(rollback)
         names = list(kinds)
         times: dict[str, list[float]] = {name: [] for name in names}
@@ -264,6 +342,19 @@ def main(argv: list[str] | None = None) -> int:
         "user module add + its undo / raw useradd + userdel": user["with_undo_median_ms"]
         / figures["raw useradd + userdel"]["median_ms"],
     }
+    # Same rounds, so the same load: the round-by-round difference of the journal's writes apart and combined.
+    paired = {
+        what: statistics.median(
+            apart - combined
+            for apart, combined in zip(
+                times[f"{what} add with rollback, journal writes apart"],
+                times[f"{what} add with rollback (host.ansible.run)"],
+                strict=True,
+            )
+        )
+        for what in ("group", "user")
+        if f"{what} add with rollback, journal writes apart" in times
+    }
     print(f"host {options.host}: {options.n} timed rounds after {options.warmup} warm-up rounds; {duration:.0f} s")
     width = max(map(len, names))
     for name in names:
@@ -277,6 +368,8 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     for label, ratio in ratios.items():
         print(f"  {label}: {ratio:.2f}")
+    for what, difference in paired.items():
+        print(f"  {what} add with rollback, writes apart minus combined, median of the rounds: {difference:.1f} ms")
     if options.json:
         result = {
             "config": {
@@ -297,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
             "agent_run_ms": agent,
             "undo_ms": undo,
             "round_trips": round_trips,
+            "paired_apart_minus_combined_ms": paired,
         }
         Path(options.json).write_text(json.dumps(result, indent=1))
         print(f"JSON written to {options.json}")
