@@ -248,7 +248,8 @@ def test_inventory_cache__an_unreadable_or_foreign_entry_is_a_miss(tmp_path: Pat
     assert stat.S_IMODE(entry.stat().st_mode) == 0o600
     assert stat.S_IMODE(entry.parent.stat().st_mode) == 0o700
     good = entry.read_text()
-    for bad in ("{not json", json.dumps({"format": "1", "key": "another"}), json.dumps([1, 2])):
+    damaged = {**json.loads(good), "all_hosts": None, "vars": {}}  # passes the first checks, fails the reading
+    for bad in ("{not json", json.dumps({"format": "1", "key": "another"}), json.dumps([1, 2]), json.dumps(damaged)):
         entry.write_text(bad)
         again = load(source)
         assert not again.from_cache
@@ -310,3 +311,13 @@ def test_inventory_cache__the_command_line_option_wins_over_the_environment(monk
     monkeypatch.setenv(inventory_cache.ENV_SWITCH, "off")
     assert not _inventory_cache(_Config(None))  # type: ignore[arg-type]
     assert _inventory_cache(_Config("on"))  # type: ignore[arg-type]
+
+
+def test_inventory_cache__an_input_changed_during_the_parse_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = inventory_dir(tmp_path) / "hosts.yml"
+    keys = iter(["a" * 64, "b" * 64])
+    monkeypatch.setattr(inventory_cache, "cache_key", lambda *args, **kwargs: next(keys))
+    assert not load(source).from_cache
+    assert not list((tmp_path / "cache").glob("pytest-mh-ansible/inventory/*.json"))

@@ -216,14 +216,16 @@ class Inventory:
             cache = inventory_cache.enabled()
         if cache and not vault_password_files and not vault_ids:
             key = inventory_cache.cache_key([path for path, _ in resolved], limit=limit, base=base)
+        paths = [path for path, _ in resolved]
         entry = inventory_cache.read(key) if key else None
         if entry is not None:
-            entry = {**entry, "resolved": [path for path, _ in resolved]}
-            return cls(tuple(sources), None, list(entry.get("warnings", [])), entry, parse)
+            with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):  # a damaged entry: a miss
+                return cls(tuple(sources), None, list(entry.get("warnings", [])), {**entry, "resolved": paths}, parse)
         parsed = parse()
         inventory = cls(tuple(sources), parsed, parsed.warnings)
-        if key:
-            stored = inventory._cache_entry([path for path, _ in resolved])
+        # Kept only if no input changed while ansible-core read them (else the entry would hold the old key).
+        if key and inventory_cache.cache_key(paths, limit=limit, base=base) == key:
+            stored = inventory._cache_entry(paths)
             if stored is not None:
                 inventory_cache.store(key, stored)
         return inventory
