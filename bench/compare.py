@@ -3,7 +3,7 @@
 Usage (root: it brings up a lab)::
 
     python3 bench/compare.py --rounds 3            # the README's run: 3 rounds, the 200-test suite 3 times per tool
-    python3 bench/compare.py --quick               # 1 round, 20-test suite once (~6 min)
+    python3 bench/compare.py --quick               # 1 round, 20-test suite once (~5-8 min)
     python3 bench/compare.py --quick --tools ours  # no pytest-mh (no PyPI needed)
     python3 bench/compare.py --quick --executors warm   # our module suite with the warm executor only
     python3 bench/compare.py --json out.json --rounds 7
@@ -432,14 +432,19 @@ def fmt(value: float | None, unit: str) -> str:
 
 
 def best_pytest_mh(figures: dict[str, dict[str, float | None]]) -> dict[str, float | None] | None:
-    """Per figure, the better (lower) of pytest-mh's eager and lazy modes; None without pytest-mh."""
+    """Per figure, the better (lower) of pytest-mh's eager and lazy modes; None without pytest-mh.
+
+    A figure of zero or less is no measure (an operation's figure is the median of its tests minus the
+    empty test's, and eager mode's per-test backup and restore can be noisier than the operation): the
+    other mode's is taken, or none.
+    """
     modes = [figures[v] for v in PYTEST_MH_VARIANTS if v in figures]
     if not modes:
         return None
     best: dict[str, float | None] = {}
     for _, key, _unit in ROWS:
-        values = [m[key] for m in modes if m.get(key) is not None]
-        best[key] = min(values) if values else None  # type: ignore[type-var]
+        values = [value for m in modes if (value := m.get(key)) is not None and value > 0]
+        best[key] = min(values) if values else None
     return best
 
 

@@ -166,3 +166,16 @@ def test_parse_args__suite_runs_three_times_per_tool_unless_quick(bench: dict[st
     assert parse(["--quick"]).suite_rounds == 1
     assert parse(["--quick", "--suite-rounds", "3"]).suite_rounds == 3
     assert parse([]).op_list[-4:] == ["template", "inifile", "mkdir", "pkginstall"]
+
+
+def test_best_pytest_mh__a_figure_of_zero_or_less_is_no_measure_the_other_mode_counts(
+    bench: dict[str, ModuleType],
+) -> None:
+    figures = {
+        "pytest-mh-eager": {"write_rollback_ms": -7.7, "useradd_rollback_ms": 60.0, "mkdir_rollback_ms": -1.0},
+        "pytest-mh": {"write_rollback_ms": 165.0, "useradd_rollback_ms": 159.0, "mkdir_rollback_ms": None},
+    }
+    best = bench["compare"].best_pytest_mh(figures)
+    assert best["write_rollback_ms"] == 165.0
+    assert best["useradd_rollback_ms"] == 60.0
+    assert best["mkdir_rollback_ms"] is None
