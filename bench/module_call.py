@@ -212,7 +212,10 @@ def main(argv: list[str] | None = None) -> int:
         calls = {name: _kinds(modules[name], counter, turns) for name in names}
         kinds = [RAW, *calls[names[0]]]
         times: dict[str, dict[str, list[float]]] = {kind: {name: [] for name in names} for kind in kinds}
-        routes: dict[str, dict[str, int]] = {kind: {"served": 0, "fell_back": 0} for kind in kinds}
+        # Module payloads served and fallen back, and the action plugins' own steps (commands and
+        # transfers) through the agent ("exec", "put", "fetch") or on the standard path ("standard").
+        route_keys = ("served", "fell_back", "exec", "put", "fetch", "standard")
+        routes: dict[str, dict[str, int]] = {kind: dict.fromkeys(route_keys, 0) for kind in kinds}
         first: dict[str, list[float]] = {}
         warmup_starts: list[float] = []
         fallbacks_in_warmup: dict[str, int] = {}
@@ -242,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
                             served, fell_back = executor.last_route
                             routes[kind]["served"] += served
                             routes[kind]["fell_back"] += fell_back
+                            for step, count in executor.last_steps.items():
+                                routes[kind][step] += count
 
             for r in range(options.warmup):
                 one_round(False, r)
@@ -297,6 +302,11 @@ def main(argv: list[str] | None = None) -> int:
         served = sum(r["served"] for r in routes.values())
         fell_back = sum(r["fell_back"] for r in routes.values())
         print(f"warm: timed calls sent {served} module payloads to the agent, {fell_back} took the standard path")
+        steps = {step: sum(r[step] for r in routes.values()) for step in ("exec", "put", "fetch", "standard")}
+        print(
+            f"warm: the action plugins' own steps: {steps['exec']} commands, {steps['put']} uploads and"
+            f" {steps['fetch']} downloads through the agent, {steps['standard']} on the standard path"
+        )
         for kind, route in routes.items():
             if route["fell_back"]:
                 print(f"  {kind}: {route['fell_back']} payloads on the standard path")

@@ -19,10 +19,12 @@ from typing import Any
 
 import pytest
 
+from pytest_mh_ansible._private.ansible import compat
 from pytest_mh_ansible._private.ansible import warm as warm_module
 from pytest_mh_ansible._private.ansible.executor import StandardExecutor
 from pytest_mh_ansible._private.ansible.inventory import Inventory
 from pytest_mh_ansible._private.ansible.warm import WarmExecutor
+from pytest_mh_ansible.lab import Lab
 
 pytestmark = pytest.mark.integration
 
@@ -166,3 +168,53 @@ def test_raw_and_a_shell_of_its_own__standard_path(
     assert fresh.last_steps["standard"] == 1
     assert ssh_clients["commands"] == 1
     assert "the command names its own shell" in caplog.text
+
+
+_COMPARED = ("changed", "failed", "dest", "checksum", "md5sum", "mode", "owner", "group", "size", "state")
+
+
+@pytest.mark.parametrize(
+    "connection",
+    # paramiko where ansible-core still ships it (2.19, 2.20; removed in 2.21)
+    ["paramiko"] * compat.paramiko_plugin_available() + ["local"],
+)
+def test_connections_without_agent_steps__standard_steps_same_result(
+    warm_lab: Lab, tmp_path: Path, connection: str, on_host: Any
+) -> None:
+    """local (its steps are local processes already) and paramiko (no channel): the standard steps, the same copy."""
+    import yaml
+
+    root = yaml.safe_load(warm_lab.inventory_path.read_text())["all"]["hosts"]["server1"]
+    if connection == "paramiko":
+        variables = {
+            key: root[key] for key in ("ansible_host", "ansible_user", "ansible_ssh_private_key_file") if key in root
+        }
+        variables.update(ansible_connection="paramiko", ansible_host_key_checking=False)
+        dest = f"{BASE}/paramiko.conf"
+    else:
+        variables = {"ansible_connection": "local"}
+        dest = str(tmp_path / "local.conf")
+    variables["ansible_python_interpreter"] = "/usr/bin/python3"
+    path = tmp_path / "hosts.yml"
+    path.write_text(yaml.safe_dump({"all": {"hosts": {"target": variables}}}))
+    inventory = Inventory.load([str(path)])
+    standard, warm = StandardExecutor(inventory), WarmExecutor(inventory)
+    try:
+        results = []
+        for executor in (standard, warm):
+            if connection == "paramiko":
+                on_host(f"rm -f {dest}")
+            else:
+                Path(dest).unlink(missing_ok=True)
+            result = executor.run("target", "ansible.builtin.copy", {"dest": dest, "content": "same\n"}, **CALL)
+            results.append(
+                {key: result.get(key) for key in _COMPARED}
+                | {"diff": [(d.get("before"), d.get("after")) for d in result.get("diff", [])]}
+            )
+        assert results[0]["changed"] is True, results[0]
+        assert results[1] == results[0]
+        assert warm.last_steps["exec"] == warm.last_steps["put"] == 0
+        assert warm.last_steps["standard"] >= 2  # at least the mkdir and the rm of the tmp dir
+    finally:
+        warm.close()
+        standard.close()
