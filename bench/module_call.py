@@ -245,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
                             served, fell_back = executor.last_route
                             routes[kind]["served"] += served
                             routes[kind]["fell_back"] += fell_back
-                            for step, count in executor.last_steps.items():
+                            # (an executor of before the action steps went to the agent has none)
+                            for step, count in getattr(executor, "last_steps", {}).items():
                                 routes[kind][step] += count
 
             for r in range(options.warmup):
