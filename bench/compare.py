@@ -193,7 +193,13 @@ class Runner:
         # Nothing of a pytest that runs this bench (PYTEST_ADDOPTS, an xdist worker's PYTEST_XDIST_WORKER,
         # which names the timing files) reaches the suite's own pytest.
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-        env.update(BENCH_OUT=str(out), PYTHONPATH=os.pathsep.join(path), PYTHONDONTWRITEBYTECODE="1")
+        env.update(BENCH_OUT=str(out), PYTHONPATH=os.pathsep.join(path))
+        # Both tools' modules compiled once and the bytecode reused, as on a user's machine, in one cache aside
+        # for every variant: with PYTHONDONTWRITEBYTECODE (set by some containers) the side whose packages were
+        # installed without bytecode (an editable install, a venv made under that variable) compiled
+        # ansible-core and itself in every process, while pytest-mh's venv had its bytecode from pip.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(self.workdir / "pycache")
         if self.verbose:
             print(f"  [{variant}] {shell_join(args)}", flush=True)
         t0 = time.time()
