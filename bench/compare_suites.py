@@ -196,6 +196,25 @@ TOPOLOGY = TopologyMark(
 
 OURS_TOPOLOGY = PYTEST_MH_TOPOLOGY.replace("from pytest_mh import", "from pytest_mh_ansible import")
 
+# The package row's install and undo, the same source in both generated conftests (each must stand alone).
+PACKAGE_UNDO = '''\
+# what the package row runs on both sides (the same install, the same undo)
+INSTALLED = "dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' | sed -n 's/^ii *//p'"
+APT_INSTALL = "DEBIAN_FRONTEND=noninteractive apt-get install -y -q"
+STATES = "/var/lib/apt/extended_states"
+
+
+def purge_command(names: list[str]) -> str:
+    """dpkg --purge of ``names``, then their stanzas out of apt's marks (only if the file has one of them)."""
+    quoted = " ".join(shlex.quote(n) for n in names)
+    marks = " ".join("-e " + shlex.quote(f"Package: {n}") for n in names)
+    ranges = " ".join("-e " + shlex.quote(f"/^Package: {n}$/,/^$/d") for n in names)
+    return (
+        f"DEBIAN_FRONTEND=noninteractive dpkg --purge {quoted} >/dev/null"
+        f" && if [ -f {STATES} ] && grep -qxF {marks} {STATES}; then sed -i {ranges} {STATES}; fi"
+    )
+'''
+
 PYTEST_MH_CONFTEST = '''\
 """pytest-mh side of the bench: configuration classes, role utilities and the ``ops`` fixture."""
 
@@ -218,21 +237,7 @@ from pytest_mh.utils.services import SystemdServices
 
 pytest_plugins = ("pytest_mh",)
 
-# what the package row runs on both sides (the same install, the same undo)
-INSTALLED = "dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' | sed -n 's/^ii *//p'"
-APT_INSTALL = "DEBIAN_FRONTEND=noninteractive apt-get install -y -q"
-STATES = "/var/lib/apt/extended_states"
-
-
-def purge_command(names: list[str]) -> str:
-    """dpkg --purge of ``names``, then their stanzas out of apt's marks (only if the file has one of them)."""
-    quoted = " ".join(shlex.quote(n) for n in names)
-    marks = " ".join("-e " + shlex.quote(f"Package: {n}") for n in names)
-    ranges = " ".join("-e " + shlex.quote(f"/^Package: {n}$/,/^$/d") for n in names)
-    return (
-        f"DEBIAN_FRONTEND=noninteractive dpkg --purge {quoted} >/dev/null"
-        f" && if [ -f {STATES} ] && grep -qxF {marks} {STATES}; then sed -i {ranges} {STATES}; fi"
-    )
+# PACKAGE_UNDO
 
 LAZY = True  # the bench writes False here for its eager variant (pytest-mh's default)
 RENDERED = "RENDERED_TEXT"  # the bench writes the rendered template here
@@ -374,21 +379,7 @@ import pytest
 
 RENDERED = "RENDERED_TEXT"  # the bench writes the rendered template here
 
-# what the package row runs on both sides (the same install, the same undo)
-INSTALLED = "dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' | sed -n 's/^ii *//p'"
-APT_INSTALL = "DEBIAN_FRONTEND=noninteractive apt-get install -y -q"
-STATES = "/var/lib/apt/extended_states"
-
-
-def purge_command(names: list[str]) -> str:
-    """dpkg --purge of ``names``, then their stanzas out of apt's marks (only if the file has one of them)."""
-    quoted = " ".join(shlex.quote(n) for n in names)
-    marks = " ".join("-e " + shlex.quote(f"Package: {n}") for n in names)
-    ranges = " ".join("-e " + shlex.quote(f"/^Package: {n}$/,/^$/d") for n in names)
-    return (
-        f"DEBIAN_FRONTEND=noninteractive dpkg --purge {quoted} >/dev/null"
-        f" && if [ -f {STATES} ] && grep -qxF {marks} {STATES}; then sed -i {ranges} {STATES}; fi"
-    )
+# PACKAGE_UNDO
 
 
 class Ops:
@@ -479,6 +470,8 @@ def ops() -> Iterator[Ops]:
     for undo in reversed(o.undo):
         undo()
 '''
+PYTEST_MH_CONFTEST = PYTEST_MH_CONFTEST.replace("# PACKAGE_UNDO\n", PACKAGE_UNDO)
+OURS_RAW_CONFTEST = OURS_RAW_CONFTEST.replace("# PACKAGE_UNDO\n", PACKAGE_UNDO)
 
 OURS_MOD_CONFTEST = '''\
 """pytest-mh-ansible side, modules: host.ansible.run; the rollback journal undoes every change after the test."""
