@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 from ..errors import UnsafePathError
 
-__all__ = ["check_private_dir", "open_private", "private_dir", "write_private"]
+__all__ = ["check_private_dir", "open_private", "private_dir", "replace_file", "write_private"]
 
 
 def _trusted_owners() -> set[int]:
@@ -82,3 +83,23 @@ def write_private(path: str | Path, data: str | bytes, mode: int = 0o600) -> Non
     fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     with os.fdopen(fd, "wb") as f:
         f.write(data.encode() if isinstance(data, str) else data)
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Put ``text`` at ``path`` in one step (a file 0600, written aside then renamed over it).
+
+    For caches that several processes (xdist workers) may write at once: a reader sees the old
+    entry or the new one, never half of one. The parent is made (0700) if missing.
+
+    :raises OSError: The file could not be written (the caller decides whether that matters).
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)  # mkstemp: 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -38,10 +38,11 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from ..local_files import replace_file
 
 __all__ = ["ENV_SWITCH", "cache_dir", "cache_key", "enabled", "holds_template", "read", "store"]
 
@@ -206,16 +207,6 @@ def store(key: str, entry: Mapping[str, Any]) -> None:
     """Keep ``entry`` under ``key`` (atomically, 0600 in a 0700 directory); a failure only means no cache."""
     try:
         text = json.dumps({**entry, "format": _FORMAT, "key": key}, ensure_ascii=False)
-        directory = cache_dir()
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")  # mkstemp: 0600
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(tmp, directory / f"{key}.json")
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        replace_file(cache_dir() / f"{key}.json", text)
     except (OSError, TypeError, ValueError):
         pass

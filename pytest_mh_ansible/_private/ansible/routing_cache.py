@@ -21,10 +21,11 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from ..local_files import replace_file
 
 __all__ = ["cache_dir", "cached_parser", "install"]
 
@@ -68,16 +69,7 @@ def _store(entry: Path, result: Mapping[str, Any]) -> None:
         text = json.dumps(result, ensure_ascii=False)
         if json.loads(text) != result:  # not plain data: keep nothing
             return
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(tmp, entry)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        replace_file(entry, text)
     except (OSError, TypeError, ValueError):
         pass
 
