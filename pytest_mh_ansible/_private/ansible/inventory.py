@@ -210,13 +210,13 @@ class Inventory:
             sources = [sources]
         base = os.path.abspath(basedir) if basedir else os.getcwd()
         resolved = [_resolve_source(source, base) for source in sources]
+        paths = [path for path, _ in resolved]
         parse = functools.partial(_parse, sources, resolved, base, vault_password_files, vault_ids, limit)
         key = None
         if cache is None:
             cache = inventory_cache.enabled()
         if cache and not vault_password_files and not vault_ids:
-            key = inventory_cache.cache_key([path for path, _ in resolved], limit=limit, base=base)
-        paths = [path for path, _ in resolved]
+            key = inventory_cache.cache_key(paths, limit=limit, base=base)
         entry = inventory_cache.read(key) if key else None
         if entry is not None:
             with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):  # a damaged entry: a miss

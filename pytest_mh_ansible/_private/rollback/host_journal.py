@@ -63,6 +63,11 @@ def owner_of(path: str) -> str:
     return os.path.basename(path).removesuffix(".jsonl").replace("~", "/")
 
 
+def _encoded(lines: Sequence[Mapping[str, Any]]) -> str:
+    """Journal lines as the file holds them: one compact JSON object a line, keys sorted."""
+    return "".join(json.dumps(line, sort_keys=True, separators=(",", ":")) + "\n" for line in lines)
+
+
 class HostJournal:
     """This session's journal files on its hosts: entries written before a change, marks batched.
 
@@ -125,7 +130,7 @@ class HostJournal:
             number = self._next
             lines = self._take_marks(host.name)
         lines.append({"n": number, "op": operation, "steps": list(steps)})
-        text = "".join(json.dumps(line, sort_keys=True, separators=(",", ":")) + "\n" for line in lines)
+        text = _encoded(lines)
         placeholder = json.dumps(PROBE_OUTPUT)
         before, found, after = text.partition(placeholder)
         if not found or placeholder in after:
@@ -163,9 +168,7 @@ class HostJournal:
         """
         with self._lock:
             numbers = [*self._marks.get(host.name, (host, []))[1], number]
-        text = json.dumps({"done": numbers}, sort_keys=True, separators=(",", ":")) + "\n"
-        command = f"(umask 077; mkdir -p {JOURNAL_DIR} && printf %s {shlex.quote(text)} >> {shlex.quote(self.path)})"
-        return command, numbers
+        return self._append_command(_encoded([{"done": numbers}])), numbers
 
     def carried(self, host: MultihostHost, numbers: Sequence[int]) -> None:
         """The command of :meth:`carry` ran on ``host``: its marks are written, no longer queued."""
@@ -199,12 +202,13 @@ class HostJournal:
         _, numbers = self._marks.pop(name, (None, []))
         return [{"done": numbers}] if numbers else []
 
+    def _append_command(self, text: str) -> str:
+        """The shell command that appends ``text`` to this session's file (private to root, directory made)."""
+        return f"(umask 077; mkdir -p {JOURNAL_DIR} && printf %s {shlex.quote(text)} >> {shlex.quote(self.path)})"
+
     def _append(self, host: MultihostHost, lines: Sequence[Mapping[str, Any]]) -> None:
-        text = "".join(json.dumps(line, sort_keys=True, separators=(",", ":")) + "\n" for line in lines)
-        done = host.conn.run(
-            f"umask 077; mkdir -p {JOURNAL_DIR} && printf %s {shlex.quote(text)} >> {shlex.quote(self.path)}",
-            raise_on_error=False,
-        )
+        text = _encoded(lines)
+        done = host.conn.run(self._append_command(text), raise_on_error=False)
         if done.rc != 0:
             raise OSError(f"{host.name}: could not write the rollback journal {self.path} (exit {done.rc})")
         with self._lock:
