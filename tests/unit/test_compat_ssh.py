@@ -14,6 +14,8 @@ import logging
 import re
 import signal
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -243,6 +245,24 @@ def test_ssh__served_as_pytest_mh_conn_ssh() -> None:
     served = importlib.import_module("pytest_mh.conn.ssh")
     assert served.SSHClient is SSHClient
     assert served.SSHAuthenticationError is SSHAuthenticationError
+
+
+def test_ssh__paramiko_is_imported_when_a_session_needs_it_not_with_the_module() -> None:
+    """A suite imports SSHClient at collection; paramiko (a tenth of a second) waits for the first session."""
+    script = (
+        "import sys\n"
+        "from pytest_mh_ansible.compat import _alias\n"
+        "_alias.install()\n"
+        "from pytest_mh.conn.ssh import SSHClient\n"
+        "client = SSHClient('192.0.2.1', user='user1', password='Secret123')\n"
+        "print('paramiko' in sys.modules)\n"
+        "from pytest_mh_ansible.compat.conn import _paramiko\n"
+        "transport = _paramiko.paramiko.Transport\n"
+        "print('paramiko' in sys.modules, _paramiko.paramiko is sys.modules['paramiko'])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "True", "True"]
 
 
 def test_ssh__client_signature_is_pytest_mhs() -> None:

@@ -40,10 +40,10 @@ import signal
 import socket
 import threading
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import paramiko
-from paramiko.common import MSG_CHANNEL_REQUEST
+if TYPE_CHECKING:
+    import paramiko
 
 __all__ = [
     "CONNECT_TIMEOUT",
@@ -69,6 +69,25 @@ LOST_EXIT_STATUS: Final = 255
 
 OpenSSH's ``ssh`` exits with 255 then too.
 """
+
+
+class _ImportedOnFirstUse:
+    """Stands in for the ``paramiko`` module until a session needs it, then puts the module in its place.
+
+    Importing paramiko costs a tenth of a second (it imports ``invoke`` and ``cryptography``), and
+    a suite imports ``SSHClient`` at collection whether or not a test logs in with it: with this,
+    only a run that opens a session pays for it.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        import paramiko as module
+
+        globals()["paramiko"] = module
+        return getattr(module, name)
+
+
+if not TYPE_CHECKING:
+    paramiko = _ImportedOnFirstUse()
 
 _CHUNK: Final = 65536
 _HEAD_LIMIT: Final = 65536  # output before the pid line beyond which none is looked for
@@ -234,6 +253,8 @@ class SSHSession:
     def _watch_exit_signals(self, transport: paramiko.Transport) -> None:
         # paramiko drops the "exit-signal" request (a command killed by a signal): catch it, per transport,
         # so that such a command reads as 128 + the signal number, as a shell reports it.
+        from paramiko.common import MSG_CHANNEL_REQUEST
+
         table = getattr(type(transport), "_channel_handler_table", None)
         if not isinstance(table, dict) or MSG_CHANNEL_REQUEST not in table:
             return
