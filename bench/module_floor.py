@@ -98,8 +98,8 @@ class _WritesApart(JournalRecorder):
     """The journal's host writes as before #33, for a side-by-side in the same rounds: the probe, the entry and
     the done mark each a command of its own (the probe itself and everything else as now)."""
 
-    def _probe(self, token: Any, kind: str, probe: str, state: Any) -> str:
-        return str(token.host.conn.run(probe, raise_on_error=False).stdout)  # the entry follows, apart
+    def _probe(self, token: Any, account: Any, probe: str, state: Any, decide: Callable[[str], None]) -> None:
+        decide(str(token.host.conn.run(probe, raise_on_error=False).stdout))  # the entry follows, apart
 
     def _marked(self, token: Any, undo: Callable[[], None]) -> Callable[[], None]:
         persist, number = self.persist, token.persisted

@@ -11,7 +11,7 @@ from ._private.secrets import mask_args, secrets
 from .errors import HostUnreachableError, ModuleError
 
 if TYPE_CHECKING:
-    from ._private.ansible.executor import ModuleCallOptions, ModuleExecutor
+    from ._private.ansible.executor import BeforeCommand, ModuleCallOptions, ModuleExecutor
     from .host import MultihostHost
 
 __all__ = ["ChangeRecorder", "HostModules", "ModuleResult"]
@@ -116,6 +116,17 @@ class ChangeRecorder(Protocol):
         self, host: MultihostHost, module: str, args: Mapping[str, Any], *, revert_paths: Sequence[str] | None
     ) -> object:
         """Called before the module runs; returns a token handed to commit/abort."""
+        ...
+
+    def prepare_deferred(
+        self, host: MultihostHost, module: str, args: Mapping[str, Any], *, revert_paths: Sequence[str] | None
+    ) -> tuple[object, BeforeCommand | None]:
+        """:meth:`prepare`, with a command that must run on the host right before the module left to the caller.
+
+        The caller hands it to the executor (``before``), which carries it with the module call where
+        it can (the warm agent runs it right before the module: no round trip of its own) and runs it
+        apart first otherwise. Optional: a recorder without this method runs such commands in :meth:`prepare`.
+        """
         ...
 
     def arguments(self, token: object) -> Mapping[str, Any]:
@@ -223,10 +234,15 @@ class HostModules:
         }
         recording = self._recorder is not None and not check
         token: object = None
+        before: BeforeCommand | None = None
         if recording:
             assert self._recorder is not None
+            deferred = getattr(self._recorder, "prepare_deferred", None)  # optional in the protocol
             try:
-                token = self._recorder.prepare(self._host, module, merged, revert_paths=revert_paths)
+                if deferred is not None:
+                    token, before = deferred(self._host, module, merged, revert_paths=revert_paths)
+                else:
+                    token = self._recorder.prepare(self._host, module, merged, revert_paths=revert_paths)
             except ModuleError as err:
                 if err.module == module or not err.module.startswith(_INTERNAL):
                     raise
@@ -236,8 +252,12 @@ class HostModules:
             extra = getattr(self._recorder, "arguments", None)  # optional in the protocol
             if extra is not None:
                 merged = {**merged, **extra(token)}
+            if before is not None:
+                options["before"] = before
         try:
             raw = self._executor.run(self._host.name, module, merged, **options)
+            if before is not None:
+                _settle(before)
             result = ModuleResult.from_raw(self._host.name, module, raw)
             if result.failed:
                 raise ModuleError(self._host.name, module, _describe_failure(result, merged, no_log), dict(result.raw))
@@ -246,7 +266,10 @@ class HostModules:
             # recorded as for a change; one that changed nothing finds nothing to undo.
             if recording:
                 assert self._recorder is not None
-                self._recorder.commit(token, ModuleResult.from_raw(self._host.name, module, _FAILED))
+                if _never_ran(before):
+                    self._recorder.abort(token)
+                else:
+                    self._recorder.commit(token, ModuleResult.from_raw(self._host.name, module, _FAILED))
             raise
         except HostUnreachableError:
             if recording:
@@ -258,7 +281,10 @@ class HostModules:
             # so its inverse is recorded as for a change; undoing what did not happen is harmless.
             if recording:
                 assert self._recorder is not None
-                self._recorder.commit(token, ModuleResult.from_raw(self._host.name, module, _INTERRUPTED))
+                if _never_ran(before):
+                    self._recorder.abort(token)
+                else:
+                    self._recorder.commit(token, ModuleResult.from_raw(self._host.name, module, _INTERRUPTED))
             raise
         if recording:
             assert self._recorder is not None
@@ -319,6 +345,21 @@ class HostModules:
             facts = raw.get("ansible_facts")
             self._facts = dict(facts) if isinstance(facts, Mapping) else {}
         return MappingProxyType(self._facts)
+
+
+def _settle(before: BeforeCommand) -> None:
+    """After the executor: the error that stopped the command before the module (the module did not run),
+    or the command itself if no module got that far (an action that failed first): then it runs apart now."""
+    __tracebackhide__ = True
+    if before.error is not None:
+        raise before.error
+    if not before.done:
+        before.run_apart()
+
+
+def _never_ran(before: BeforeCommand | None) -> bool:
+    """Whether the module cannot have run: the command before it failed, or never went to the host."""
+    return before is not None and (before.error is not None or not before.done)
 
 
 def _plain_call(

@@ -323,3 +323,102 @@ def test_recorder__a_deletion__probe_then_snapshot_then_entry(tmp_path: Path) ->
     )
     assert len(host.conn.commands) == 2
     assert "mh-journal-written" not in host.conn.commands[0]
+
+
+def _carry(recorder: JournalRecorder, host: Any, module: str, args: dict[str, Any]) -> Any:
+    """``prepare_deferred``: the command before the module is handed back, and nothing went to the host yet."""
+    token, before = recorder.prepare_deferred(host, module, args, revert_paths=None)
+    assert before is not None
+    assert host.conn.commands == []
+    assert "getent" in before.command
+    assert "mh-journal-written" in before.command
+    return token, before
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "delete"),
+    [
+        ("ansible.builtin.user", "mh-no-such-user-rt7", "userdel"),
+        ("ansible.builtin.group", "mh-no-such-grp-rt7", "groupdel"),
+    ],
+    ids=["user", "group"],
+)
+def test_recorder__the_probe_carried_with_the_module__the_same_entry_and_undo_no_command_before(
+    tmp_path: Path, module: str, name: str, delete: str
+) -> None:
+    """#33: the probe with its entry travels with the module call (the warm agent runs it): the host sees
+    the module call and the undo, and the entry is the one the command over the connection writes."""
+    host, persist, journal, recorder = _recorder(tmp_path, **{delete: 0})
+    agent = _LocalConn(tmp_path)  # runs the command as the agent does, right before the module
+    journal.open("test")
+    token, before = _carry(recorder, host, module, {"name": name})
+    done = agent.run(before.command, raise_on_error=False)
+    before.carried(done.rc, done.stdout)
+    assert (done.rc, before.done, before.error) == (0, True, None)
+    assert host.conn.commands == []
+    entry = pending(JournalFile(persist.path, _file(tmp_path, persist.owner).read_text()))[0]
+    assert entry["op"] == f"{module} name={name}"
+    assert entry["steps"][0]["state"]["probe"]  # the probe's output, for a later session
+    recorder.commit(token, ModuleResult.from_raw("server1", module, {"changed": True}))
+    journal.close("test")
+    assert len(host.conn.commands) == 1  # the undo, which carries the done mark
+    assert f"{delete} " in host.conn.commands[0]
+    assert pending(JournalFile(persist.path, _file(tmp_path, persist.owner).read_text())) == []
+
+
+def test_recorder__a_carried_probe_that_could_not_write_the_entry__written_apart_then_the_module(
+    tmp_path: Path,
+) -> None:
+    """The carried command exits non-zero when the entry was not written (the agent holds the module back):
+    the entry is written over the connection as without a carrier, from the probe's output, before the module."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "base64").write_text("#!/bin/sh\nexit 127\n")
+    (bin_dir / "base64").chmod(0o755)
+    journal_dir = tmp_path / "journal"
+    host, persist, journal, recorder = _recorder(journal_dir, groupdel=0)
+    agent = _LocalConn(journal_dir, path=str(bin_dir))
+    journal.open("test")
+    token, before = _carry(recorder, host, "ansible.builtin.group", {"name": "mh-no-such-grp-rt8"})
+    done = agent.run(before.command, raise_on_error=False)
+    assert done.rc != 0
+    before.carried(done.rc, done.stdout)
+    assert len(host.conn.commands) == 1  # the entry, written apart
+    entry = pending(JournalFile(persist.path, _file(journal_dir, persist.owner).read_text()))[0]
+    assert entry["steps"][0]["state"]["found"] is False
+    recorder.commit(token, ModuleResult.from_raw("server1", "ansible.builtin.group", {"changed": True}))
+    journal.close("test")
+    assert any("groupdel " in command for command in host.conn.commands)
+
+
+def test_recorder__a_carried_probe_whose_entry_cannot_be_written_at_all__it_raises_and_nothing_is_recorded(
+    tmp_path: Path,
+) -> None:
+    """As without a carrier: when no entry can be written, the caller gets the error and the module is not run."""
+    blocked = tmp_path / "journal"
+    blocked.write_text("a file where the journal's directory should be\n")
+    host, _, journal, recorder = _recorder(blocked, userdel=0)
+    journal.open("test")
+    _, before = _carry(recorder, host, "ansible.builtin.user", {"name": "mh-no-such-user-rt9"})
+    done = _LocalConn(blocked).run(before.command, raise_on_error=False)
+    with pytest.raises(OSError, match="could not write the rollback journal"):
+        before.carried(done.rc, done.stdout)
+    assert isinstance(before.error, OSError)
+    journal.close("test")
+    assert not any("userdel" in command for command in host.conn.commands)
+
+
+def test_recorder__a_carried_probe_whose_answer_was_lost__not_reverted_nothing_deleted(tmp_path: Path) -> None:
+    """The agent went away during the call: the account's before-state is unknown, so the change is reported
+    and nothing is deleted; the entry the host may hold is marked done (no later session acts on it)."""
+    host, persist, journal, recorder = _recorder(tmp_path, userdel=0)
+    journal.open("test")
+    token, before = _carry(recorder, host, "ansible.builtin.user", {"name": "mh-no-such-user-rt10"})
+    _LocalConn(tmp_path).run(before.command)  # it ran on the host; its answer never came
+    before.lost("the warm agent ended")
+    recorder.commit(token, ModuleResult.from_raw("server1", "ansible.builtin.user", {"changed": True}))
+    journal.close("test")
+    said = [line for line in journal.history if "not reverted" in line]
+    assert any("was not read back (the warm agent ended): not revertible" in line for line in said), said
+    assert not any("userdel" in command for command in host.conn.commands)
+    assert pending(JournalFile(persist.path, _file(tmp_path, persist.owner).read_text())) == []

@@ -30,6 +30,7 @@ class FakeExecutor:
     results: list[dict[str, Any] | BaseException] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     log: list[str] | None = None
+    carry: bool = False  # carry a command before the module, as the warm executor does
 
     def run(
         self,
@@ -44,7 +45,13 @@ class FakeExecutor:
         no_log: bool,
         template: bool,
         task_vars: Mapping[str, Any] | None = None,
+        before: Any = None,
     ) -> dict[str, Any]:
+        if before is not None and self.carry:
+            try:
+                before.carried(0, "probed\n")
+            except Exception as err:  # as the action plugin: the task fails, the module does not run
+                return {"failed": True, "msg": str(err)}
         self.calls.append(
             dict(
                 host=host,
@@ -293,6 +300,84 @@ def test_recorder__check_mode_is_not_recorded() -> None:
     modules = _modules({"changed": True}, recorder=recorder)
     assert modules.run("ansible.builtin.user", name="bob", check=True).changed
     assert recorder.log == ["run ansible.builtin.user"]
+
+
+@dataclass
+class FakeBefore:
+    """A command to run before the module (``BeforeCommand``), logging how it went."""
+
+    log: list[str]
+    refuse: bool = False  # its outcome stops the module (an entry that cannot be written)
+    command: str = "probe"
+    done: bool = False
+    error: BaseException | None = None
+
+    def _step(self, what: str) -> None:
+        assert not self.done
+        self.done = True
+        self.log.append(what)
+        if self.refuse:
+            self.error = OSError("could not write the rollback journal")
+            raise self.error
+
+    def run_apart(self) -> None:
+        self._step("before apart")
+
+    def carried(self, rc: int, stdout: str) -> None:
+        self._step(f"before carried rc={rc} {stdout.strip()}")
+
+    def lost(self, why: str) -> None:
+        self._step(f"before lost: {why}")
+
+
+@dataclass
+class DeferringRecorder(FakeRecorder):
+    """A recorder that leaves its probe to the caller (``prepare_deferred``)."""
+
+    refuse: bool = False
+
+    def prepare_deferred(
+        self, host: MultihostHost, module: str, args: Mapping[str, Any], *, revert_paths: Sequence[str] | None
+    ) -> tuple[object, FakeBefore]:
+        return self.prepare(host, module, args, revert_paths=revert_paths), FakeBefore(self.log, refuse=self.refuse)
+
+
+def test_recorder__a_command_before_the_module__carried_by_the_executor() -> None:
+    recorder = DeferringRecorder(log=[])
+    modules = HostModules(_host(), FakeExecutor([{"changed": True}], log=recorder.log, carry=True), recorder=recorder)
+    modules.run("ansible.builtin.user", name="alice")
+    assert recorder.log == [
+        "prepare ansible.builtin.user",
+        "before carried rc=0 probed",
+        "run ansible.builtin.user",
+        "commit token-1 changed=True",
+        "called ansible.builtin.user",
+    ]
+
+
+def test_recorder__a_command_before_the_module_that_no_module_reached__run_apart_after_the_call() -> None:
+    """An executor that got to no module (an unknown one, an action that failed first) ran nothing:
+    the command runs apart, so that the recorder knows the state it needs before it commits."""
+    recorder = DeferringRecorder(log=[])
+    executor = FakeExecutor([{"failed": True, "msg": "no such module"}], log=recorder.log)
+    modules = HostModules(_host(), executor, recorder=recorder)
+    with pytest.raises(ModuleError):
+        modules.run("ansible.builtin.user", name="alice")
+    assert recorder.log == [
+        "prepare ansible.builtin.user",
+        "run ansible.builtin.user",
+        "before apart",
+        "commit token-1 changed=True",
+    ]
+
+
+def test_recorder__a_command_before_the_module_that_fails__its_error_raised_and_the_call_aborted() -> None:
+    """The recorder could not save the state to restore: the caller gets its error, the module did not run."""
+    recorder = DeferringRecorder(log=[], refuse=True)
+    modules = HostModules(_host(), FakeExecutor([{"changed": True}], log=recorder.log, carry=True), recorder=recorder)
+    with pytest.raises(OSError, match="could not write the rollback journal"):
+        modules.run("ansible.builtin.user", name="alice")
+    assert recorder.log == ["prepare ansible.builtin.user", "before carried rc=0 probed", "abort token-1"]
 
 
 def test_recorder__is_optional() -> None:

@@ -433,3 +433,66 @@ def test_route_file_transfers__the_ssh_plugins_put_and_fetch_go_to_the_route(tmp
     assert seen[0][1] is ssh.Connection.put_file.__wrapped__
     assert seen[1][1] is ssh.Connection.fetch_file.__wrapped__
     assert ssh.Connection.put_file.__wrapped__.__qualname__ == "Connection.put_file"
+
+
+def _module_payload(tmp_path: Path) -> bytes:
+    """A payload the agent serves: a real zip (one plain file), and a module that says whether the mark is there."""
+    import base64
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("mh_unit_payload.py", "VALUE = 1\n")
+    zip_data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    mark, ran = tmp_path / "mark", tmp_path / "ran"
+    return (
+        "def _ansiballz_main(zip_data, params):\n"
+        "    import os, sys\n"
+        f"    open({str(ran)!r}, 'w').close()\n"
+        f"    sys.stdout.write('mark: %s' % os.path.exists({str(mark)!r}))\n"
+        "\n"
+        'if __name__ == "__main__":\n'
+        "    _ansiballz_main(\n"
+        f"zip_data='{zip_data}',\n"
+        "params='{}',\n"
+        ")\n"
+    ).encode()
+
+
+def test_agent_run__a_command_before_the_module_runs_first_and_a_failure_holds_the_module_back(
+    tmp_path: Path,
+) -> None:
+    """#33: the journal's probe travels with the module call: the agent runs it right before the module and
+    answers its output; when it exits non-zero the module is not run (``held``), for the caller to decide."""
+    import base64
+    import json
+    import os
+
+    from pytest_mh_ansible._private.ansible.warm import _agent_source
+
+    payload = _module_payload(tmp_path)
+    agent = _LocalAgent(_agent_source(), dict(os.environ), tmp_path)
+    try:
+        command = f"echo probed; touch {tmp_path / 'mark'}; exit 0"
+        header = json.dumps({"op": "run", "before": {"argv": ["/bin/sh", "-c", command]}}).encode()
+        accepted, answer, out, _ = agent.ask(header, payload)
+        found = json.loads(answer)
+        assert accepted == b"accepted"
+        assert found["rc"] == 0
+        assert found["before"]["rc"] == 0
+        assert base64.b64decode(found["before"]["stdout"]) == b"probed\n"
+        assert "held" not in found
+        assert out == b"mark: True"  # the command ran before the module
+        (tmp_path / "ran").unlink()
+
+        header = json.dumps({"op": "run", "before": {"argv": ["/bin/sh", "-c", "echo partial; exit 3"]}}).encode()
+        accepted, answer, out, _ = agent.ask(header, payload)
+        found = json.loads(answer)
+        assert found["held"] is True
+        assert "rc" not in found
+        assert (found["before"]["rc"], base64.b64decode(found["before"]["stdout"])) == (3, b"partial\n")
+        assert out == b""
+        assert not (tmp_path / "ran").exists()  # the module did not run
+    finally:
+        agent.close()

@@ -22,7 +22,7 @@ from .inventory import Inventory, _plain
 from .runtime import ansible_output_logged, init_ansible
 from .vault import vault_context
 
-__all__ = ["ModuleCallOptions", "ModuleExecutor", "StandardExecutor"]
+__all__ = ["BeforeCommand", "ModuleCallOptions", "ModuleExecutor", "StandardExecutor"]
 
 logger = logging.getLogger("pytest_mh_ansible.modules")
 ansible_logger = logging.getLogger("pytest_mh_ansible.ansible")
@@ -36,6 +36,43 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
 # What ansible-playbook keeps of a no_log result (TaskResult's censoring), plus our flags.
 _NO_LOG_KEPT = ("attempts", "changed", "failed", "skipped", "unreachable", "rc")
 _CENSORED = "the output has been hidden due to the fact that 'no_log: true' was specified for this result"
+
+
+class BeforeCommand(Protocol):
+    """A shell command that the caller of a module call needs run on the host right before the module.
+
+    The rollback journal reads an account and writes the journal's entry in one command before a
+    ``user`` or ``group`` change (the ``JournalRecorder`` of the rollback). An executor that
+    sends the module's payload over a channel of its own may carry the command in the same
+    request (the warm agent runs it right before it forks the module): then it calls
+    :meth:`carried` with what the command printed, or :meth:`lost` when the answer never came.
+    Otherwise it calls :meth:`run_apart` before the module runs, which runs the command as
+    ``host.conn.run(command)`` would, on its own. Only one of the three is called, once.
+
+    The command runs as the host's default user (``ansible_become``), so only a call that keeps the
+    host's become settings can carry it. A carried command that exits non-zero holds the module
+    back: the executor calls :meth:`carried`, then sends the module again, on its own. When one of
+    the methods raises, the module is not run: the error is kept in :attr:`error` for the caller.
+    """
+
+    command: str
+    """The command, for the host's shell (``/bin/sh`` syntax)."""
+    done: bool
+    """It was run apart or handed to a carrier (from then on it may have run)."""
+    error: BaseException | None
+    """What stopped it (then the module was not run), else None."""
+
+    def run_apart(self) -> None:
+        """Run the command on its own, over the host's connection."""
+        ...
+
+    def carried(self, rc: int, stdout: str) -> None:
+        """The carrier ran the command right before the module (exit status ``rc``, its ``stdout``)."""
+        ...
+
+    def lost(self, why: str) -> None:
+        """The command went with the module, and no answer came back: whether it ran is not known."""
+        ...
 
 
 class ModuleCallOptions(TypedDict):
@@ -52,6 +89,7 @@ class ModuleCallOptions(TypedDict):
     no_log: bool
     template: bool
     task_vars: NotRequired[Mapping[str, Any] | None]
+    before: NotRequired[BeforeCommand | None]
 
 
 class ModuleExecutor(Protocol):
@@ -79,6 +117,8 @@ class ModuleExecutor(Protocol):
         :param no_log: Censor the result as Ansible does for ``no_log: true``.
         :param template: Render Jinja in ``args`` with the host's variables.
         :param task_vars: Extra variables for this call (facts, ...), on top of the host's.
+        :param before: A command to run on the host right before the module (see :class:`BeforeCommand`):
+            carried with the module where the executor can, else run apart first.
         :returns: The task result as plain Python data; a failed module gives ``failed: True``.
         :raises HostUnreachableError: The host cannot be reached.
         """
@@ -201,12 +241,18 @@ class StandardExecutor:
 
     # --- module calls -------------------------------------------------------------------------
 
-    def _prepare(self, host: str, task_vars: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
+    def _prepare(
+        self, host: str, task_vars: dict[str, Any], options: ModuleCallOptions
+    ) -> contextlib.AbstractContextManager[Any]:
         """What surrounds the TaskExecutor run of one call (the warm executor routes payloads here).
 
         The action plugins' commands take Ansible's own path, through the compat wrapper that
-        waits for an ssh client the plugin abandoned on a failure (a host that went away).
+        waits for an ssh client the plugin abandoned on a failure (a host that went away). A
+        command to run before the module (``before``) runs apart, now.
         """
+        before = options.get("before")
+        if before is not None and not before.done:
+            before.run_apart()
         compat.route_low_level_execute_command(_ansible_own_path)
         return contextlib.nullcontext()
 
@@ -293,7 +339,7 @@ class StandardExecutor:
                 self._cp_dir = control_dirs.make("mh-cpx-")
             task_vars["ansible_control_path_dir"] = self._cp_dir
         play_context = PlayContext(play=play)
-        with self._prepare(host, task_vars):
+        with self._prepare(host, task_vars, options):
             raw = compat.execute_task(
                 host=inventory_host,
                 task=task,

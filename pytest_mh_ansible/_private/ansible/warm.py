@@ -25,6 +25,7 @@ and each such fallback is logged with its reason.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import contextvars
 import functools
@@ -46,7 +47,7 @@ from typing import Any, Unpack
 
 from ..secrets import secrets
 from . import compat
-from .executor import ModuleCallOptions, StandardExecutor, _lock
+from .executor import BeforeCommand, ModuleCallOptions, StandardExecutor, _lock
 from .executor_choice import ExecutorName, executor_for_host
 from .inventory import Inventory
 from .runtime import becomes_another_user
@@ -91,7 +92,7 @@ _READY = b"\nMHWARM-READY\n"
 _active: contextvars.ContextVar[_Router | None] = contextvars.ContextVar("mh_warm_router", default=None)
 
 
-_PROTOCOL = 2
+_PROTOCOL = 3
 # The base64 literal of an AnsiballZ payload's zip, as the agent finds it (warm_agent.ZIP_RE).
 _ZIP_LITERAL = re.compile(rb"\nzip_data='([A-Za-z0-9+/=]*)',\n")
 
@@ -387,10 +388,13 @@ class _Router:
     standard path, with the reason logged.
     """
 
-    def __init__(self, pool: _AgentPool, host: str, interpreter: str = "") -> None:
+    def __init__(self, pool: _AgentPool, host: str, interpreter: str = "", before: BeforeCommand | None = None) -> None:
         self.pool = pool
         self.host = host
         self.interpreter = interpreter  # the host's Python, if the task's variables name it ("" if not)
+        self.before = before  # the caller's command for right before the module: the first payload takes it
+        self.before_route = ""  # how it went: "carried" (with the payload) or "apart"
+        self._carrying: BeforeCommand | None = None  # the command, once handed to an agent with the payload
         self.served = 0
         self.fell_back = 0
         self.steps: dict[str, int] = dict.fromkeys(("exec", "put", "fetch", "standard"), 0)
@@ -402,21 +406,85 @@ class _Router:
         self._actions[id(conn)] = (conn, action)  # its file transfers come later, from the connection
         in_data = kwargs.get("in_data")
         if not in_data and _runs_module_file(cmd):
+            self._before_apart()
             reason = "the connection does not pipeline (paramiko, or pipelining off): the module runs from a file"
             return self._fallback(action, original, cmd, kwargs, reason)
         if not in_data or b"_ansiballz_main(" not in in_data:
             return self._command(action, original, cmd, kwargs)  # mkdir, chmod, rm, raw, ...
         if kwargs.get("executable") or kwargs.get("chdir"):
+            self._before_apart()
             return dict(original(action, cmd, **kwargs))
         parsed = _Command.parse(cmd)
         if isinstance(parsed, str):
+            self._before_apart()
             return self._fallback(action, original, cmd, kwargs, parsed)
+        carry = self._carry(action)
+        sudoable = kwargs.get("sudoable", True)
         try:
-            served = self.pool.serve(self.host, action, parsed, in_data, sudoable=kwargs.get("sudoable", True))
+            rc, out, err, carried = self.pool.serve(self.host, action, parsed, in_data, sudoable=sudoable, before=carry)
         except _Fallback as reason:
+            if carry is not None:  # the agent did not take it: the command did not run either
+                self.before, self._carrying = self._carrying, None
+            self._before_apart()
             return self._fallback(action, original, cmd, kwargs, str(reason))
+        except BaseException as exc:
+            if carry is not None:
+                self._before_lost(f"{type(exc).__name__}: {exc}")
+            raise
+        if carry is not None and self._before_carried(carried):
+            try:  # held back by the command's failure, which the caller has dealt with: on its own now
+                rc, out, err, _ = self.pool.serve(self.host, action, parsed, in_data, sudoable=sudoable)
+            except _Fallback as reason:
+                return self._fallback(action, original, cmd, kwargs, str(reason))
         self.served += 1
-        return _as_result(*served, kwargs)
+        return _as_result(rc, out, err, kwargs)
+
+    def _carry(self, action: Any) -> list[str] | None:
+        """The argv of the caller's command for the agent to run before the module, or None (it ran apart).
+
+        Carried on ssh only, by the agent of the module's user, which is the host's default one
+        (the executor gives the router no command for a call with its own become settings). The
+        agent runs it as the host's connection would: the host's shell, stdin from /dev/null.
+        """
+        before = self.before
+        if before is None:
+            return None
+        conn = compat.action_connection(action)
+        transport = _transport_name(conn)
+        executable = compat.action_executable(action)
+        if transport not in _STEP_TRANSPORTS:
+            why = f"the {transport} connection"
+        elif not (conn.allow_executable and executable):
+            why = "no shell executable"
+        else:
+            self.before, self._carrying = None, before
+            self.before_route = "carried"
+            return [executable, "-c", f"exec </dev/null\n{before.command}"]
+        self._say(f"the command before the module runs apart: {why}")
+        self._before_apart()
+        return None
+
+    def _before_apart(self) -> None:
+        """The caller's command, if still to run, on its own over the host's connection (before the module)."""
+        before, self.before = self.before, None
+        if before is not None and not before.done:
+            self.before_route = "apart"
+            before.run_apart()
+
+    def _before_carried(self, carried: Mapping[str, Any] | None) -> bool:
+        """Hand the carried command's outcome to the caller; whether the agent held the module back."""
+        before = self._carrying
+        assert before is not None
+        if carried is None or "lost" in carried:
+            before.lost(str((carried or {}).get("lost") or "the agent did not say how the command went"))
+            return False
+        stdout = base64.b64decode(str(carried.get("stdout") or "")).decode("utf-8", errors="replace")
+        before.carried(int(carried.get("rc", 1)), stdout)
+        return bool(carried.get("held"))
+
+    def _before_lost(self, why: str) -> None:
+        if self._carrying is not None:
+            self._carrying.lost(why)
 
     def _fallback(self, action: Any, original: Any, cmd: str, kwargs: dict[str, Any], reason: str) -> dict[str, Any]:
         self.fell_back += 1
@@ -597,11 +665,27 @@ class _AgentPool:
                 logger.debug("%s: warm agent stopped (pid %d)", slot.agent.label, slot.agent.pid)
 
     def serve(
-        self, host: str, action: Any, command: _Command, payload: bytes, *, sudoable: bool
-    ) -> tuple[int, bytes, bytes]:
+        self,
+        host: str,
+        action: Any,
+        command: _Command,
+        payload: bytes,
+        *,
+        sudoable: bool,
+        before: list[str] | None = None,
+    ) -> tuple[int, bytes, bytes, dict[str, Any] | None]:
+        """Run a module payload in its agent: ``(rc, stdout, stderr, carried)``.
+
+        :param before: The argv of a command the agent runs right before it forks the module; if it
+            exits non-zero, the module is held back. ``carried`` is then its outcome: ``rc`` and
+            ``stdout`` (base64), ``held`` when the module did not run, or ``lost`` (why no answer came).
+        :raises _Fallback: No agent took it (nor ``before``): the standard path runs it.
+        """
         become = _become_for(action, sudoable)
         prefix, label = _agent_key(host, action, become)
         header: dict[str, Any] = {"env_add": command.env_add}
+        if before is not None:
+            header["before"] = {"argv": before}
         if prefix[1] == "local":
             # The local plugin's command inherits pytest's environment and runs in the play's basedir.
             header["env"] = dict(os.environ)
@@ -613,7 +697,8 @@ class _AgentPool:
         except _AgentLost as err:
             # The payload may or may not have run: report it like a module that was killed.
             message = f"pytest-mh-ansible: the warm agent on {label} ended during this module call ({err}); "
-            return 137, b"", (message + "the module may have run").encode()
+            lost = None if before is None else {"lost": f"the warm agent on {label} ended ({err})"}
+            return 137, b"", (message + "the module may have run").encode(), lost
         logger.debug(
             "%s: warm module call rc=%s (agent: prepare %s ms, run %s ms)",
             label,
@@ -621,7 +706,14 @@ class _AgentPool:
             answer.get("prepare_ms"),
             answer.get("run_ms"),
         )
-        return int(answer["rc"]), out, err
+        carried = answer.get("before") if before is not None else None
+        if isinstance(carried, dict):
+            logger.debug(
+                "%s: the command before the module: rc=%s in %s ms", label, carried.get("rc"), answer.get("before_ms")
+            )
+        if isinstance(carried, dict) and answer.get("held"):
+            return -1, b"", b"", {**carried, "held": True}
+        return int(answer["rc"]), out, err, carried if isinstance(carried, dict) else None
 
     def step(
         self,
@@ -907,6 +999,8 @@ class WarmExecutor(StandardExecutor):
         # The last call's own steps of the action plugin: commands and transfers served by an agent
         # ("exec", "put", "fetch") and those that took the standard path ("standard").
         self.last_steps: dict[str, int] = {}
+        # How the last call's command before the module went: "carried" with the payload, "apart", or "".
+        self.last_before = ""
 
     def close(self) -> None:
         """Stop every agent (the targets keep no process), then what the standard executor holds."""
@@ -929,6 +1023,7 @@ class WarmExecutor(StandardExecutor):
         """
         self.last_route = (0, 0)  # a call that never gets to a module (an unknown one) routes nothing
         self.last_steps = {}
+        self.last_before = ""
         result = super().run(host, module, args, **options)
         if result.get("changed") and not options.get("check") and module.rsplit(".", 1)[-1] in _PACKAGE_MODULES:
             self.packages_changed(host)
@@ -940,18 +1035,31 @@ class WarmExecutor(StandardExecutor):
         with _lock:
             self._pool.renew(host)
 
-    def _prepare(self, host: str, task_vars: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
+    def _prepare(
+        self, host: str, task_vars: dict[str, Any], options: ModuleCallOptions
+    ) -> contextlib.AbstractContextManager[Any]:
+        """The router of a warm host's call; a command to run before the module goes with the payload.
+
+        That command (``before``) runs as the host's default user: a call with become settings of
+        its own runs it apart first, as the standard executor does.
+        """
         mode = executor_for_host(task_vars, self.default, host=host)
         if mode != "warm":
-            return super()._prepare(host, task_vars)
+            self.last_before = "apart" if options.get("before") is not None else ""
+            return super()._prepare(host, task_vars, options)
         if not any(name in task_vars for name in ("ansible_pipelining", "ansible_ssh_pipelining")):
             task_vars["ansible_pipelining"] = True  # the payload has to come on stdin for the agent
+        before = options.get("before")
+        if before is not None and (options["become"] is not None or options["become_user"] is not None):
+            self.last_before = "apart"
+            before.run_apart()
         _install_hook()
-        return self._routing(host, _known_interpreter(task_vars))
+        carry = before if before is not None and not before.done else None
+        return self._routing(host, _known_interpreter(task_vars), carry)
 
     @contextlib.contextmanager
-    def _routing(self, host: str, interpreter: str) -> Iterator[None]:
-        router = _Router(self._pool, host, interpreter)
+    def _routing(self, host: str, interpreter: str, before: BeforeCommand | None = None) -> Iterator[None]:
+        router = _Router(self._pool, host, interpreter, before)
         token = _active.set(router)
         try:
             yield
@@ -959,3 +1067,4 @@ class WarmExecutor(StandardExecutor):
             _active.reset(token)
             self.last_route = (router.served, router.fell_back)
             self.last_steps = dict(router.steps)
+            self.last_before = router.before_route or self.last_before

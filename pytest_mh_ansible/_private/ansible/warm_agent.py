@@ -19,7 +19,11 @@ big-endian length and the bytes. Request: a JSON header (``op``: ``run``, ``exec
 ``script`` the Python source. A ``run`` header may name the payload's zip (``zip_ref``, its
 sha1) instead of the payload carrying it: the zip literal is then empty, and the agent uses
 the one it kept from an earlier payload (each answer of a ``run`` says ``kept`` with the sha1
-of the zip the agent holds). Answer: a JSON
+of the zip the agent holds). A ``run`` header may also carry a command to run right before the
+module (``before``: ``{"argv": [...]}``, run as ``exec`` runs one, once the payload is known to
+be served): its answer says ``before`` (``rc`` and ``stdout``, base64), and a command that exits
+non-zero holds the module back (``held``: the module did not run). The rollback journal's probe
+of an account and its entry travel so with the account's change (one round trip, not two). Answer: a JSON
 header (``rc``, or ``fallback`` with a reason, and timings), then stdout and stderr. ``stale``
 (with an empty payload) answers ``{"stale": [paths]}``: the files behind what the agent has
 loaded (its modules, its shared libraries, the interpreter, the directories of ``sys.path``,
@@ -671,6 +675,15 @@ def _run(header, payload):
     except (SyntaxError, ValueError) as err:  # this interpreter cannot read it: the standard path says how
         return dict(kept, fallback="the payload does not compile here (%s)" % err), b"", b""
     prepared = time.monotonic()
+    before = header.get("before")
+    if before:
+        # The caller's command, run right before the module as ``exec`` runs one; a failure holds the module back.
+        done, before_out, _ = _exec(before, b"")
+        kept["before"] = {"rc": done["rc"], "stdout": base64.b64encode(before_out).decode("ascii")}
+        kept["before_ms"] = done.get("run_ms")
+        if done["rc"] != 0:
+            return dict(kept, held=True), b"", b""
+    forking = time.monotonic()
     # the module's stdout and stderr, and the names of the module_utils it imported
     (out_r, out_w), (err_r, err_w), (names_r, names_w) = (os.pipe() for _ in range(3))
     pid = os.fork()
@@ -694,7 +707,7 @@ def _run(header, payload):
     _preload_later(key, names_r)
     timing = {
         "prepare_ms": round((prepared - started) * 1000, 1),
-        "run_ms": round((time.monotonic() - prepared) * 1000, 1),
+        "run_ms": round((time.monotonic() - forking) * 1000, 1),
     }
     return dict(kept, rc=rc, **timing), out, err
 
@@ -919,7 +932,7 @@ _OPS = {"run": _run, "exec": _exec, "stale": _stale, "script": _script, "put": _
 
 def main():
     os.write(OUT_FD, b"\nMHWARM-READY\n")
-    write_frame(json.dumps({"protocol": 2, "pid": AGENT_PID, "python": sys.version.split()[0]}).encode())
+    write_frame(json.dumps({"protocol": 3, "pid": AGENT_PID, "python": sys.version.split()[0]}).encode())
     while True:
         raw = read_frame()
         if raw is None:

@@ -9,8 +9,9 @@ change the recorder also appends the change's undo, as data (:mod:`.recipes`), t
     {"done": [1, 2, 3]}
 
 A user or group entry is written by the same command that probes the account
-(:meth:`HostJournal.begin_probed`): it keeps the probe's output, from which the undo is decided, so
-the probe and the entry cost one round trip before the change.
+(:meth:`HostJournal.probed`): it keeps the probe's output, from which the undo is decided, so
+the probe and the entry cost one command before the change; on the warm executor over ssh, that
+command travels with the module call itself (no round trip of its own).
 
 ``done`` lists the entries undone (or that changed nothing); they are written in batches, at the next
 write to the host and when a scope closes. A session that ends well removes its file. A later session
@@ -36,7 +37,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ...host import MultihostHost
 
-__all__ = ["JOURNAL_DIR", "PROBE_OUTPUT", "RUN_ID", "HostJournal", "JournalFile", "owner_file", "pending"]
+__all__ = [
+    "JOURNAL_DIR",
+    "PROBE_OUTPUT",
+    "RUN_ID",
+    "HostJournal",
+    "JournalFile",
+    "ProbedEntry",
+    "owner_file",
+    "pending",
+]
 
 log = logging.getLogger("pytest_mh_ansible.rollback")
 
@@ -112,45 +122,50 @@ class HostJournal:
         self._append(host, lines)
         return number
 
-    def begin_probed(
+    def probed(
         self, host: MultihostHost, operation: str, probe: str, steps: Sequence[Mapping[str, Any]]
-    ) -> tuple[int | None, str]:
-        """Run ``probe`` and append an entry that keeps its output, in one command: ``(number, output)``.
+    ) -> ProbedEntry:
+        """An entry that keeps the output of ``probe``, and the one command that runs the probe and appends it.
 
         The undo of a user or group is decided from a probe of the account; written apart, the probe
-        and the entry are two round trips before the change. Here the host runs the probe and writes
-        the entry, with the probe's output (base64) where a step holds :data:`PROBE_OUTPUT`; a later
-        session makes the same state of it (:meth:`~.accounts.UserState.from_dict`).
-
-        :returns: The entry's number, or None when it could not be written (the output is still the
-            probe's): then the caller writes its entry with :meth:`begin`, which says why it fails.
+        and the entry would be two round trips before the change. Here the host runs the probe and
+        writes the entry, with the probe's output (base64) where a step holds :data:`PROBE_OUTPUT`; a
+        later session makes the same state of it (:meth:`~.accounts.UserState.from_dict`). The
+        command is the caller's to run, over the host's connection (:meth:`begin_probed`) or with
+        the module call (the warm agent runs it right before the module); :meth:`ProbedEntry.read`
+        reads what it printed. It exits non-zero when the entry was not written.
         """
         with self._lock:
             self._next += 1
             number = self._next
             lines = self._take_marks(host.name)
+        marks = [n for line in lines for n in line["done"]]
         lines.append({"n": number, "op": operation, "steps": list(steps)})
         text = _encoded(lines)
         placeholder = json.dumps(PROBE_OUTPUT)
         before, found, after = text.partition(placeholder)
         if not found or placeholder in after:
+            with self._lock:
+                self._requeue(host, marks)
             raise ValueError(f"the steps of {operation!r} must hold PROBE_OUTPUT once")
-        out = host.conn.run(
+        command = (
             f"o=$({probe}\n); printf '%s\\n' \"$o\"; "
             f'(umask 077; b=$(printf \'%s\\n\' "$o" | base64 -w0) && [ -n "$b" ] && '
             f'mkdir -p {JOURNAL_DIR} && printf \'%s"%s"%s\' {shlex.quote(before)} "$b" {shlex.quote(after)} '
-            f">> {shlex.quote(self.path)}); printf '{_WRITTEN}\\t%s\\n' $?",
-            raise_on_error=False,
+            f">> {shlex.quote(self.path)}); w=$?; printf '{_WRITTEN}\\t%s\\n' $w; exit $w"
         )
-        output, _, status = out.stdout.rpartition(f"{_WRITTEN}\t")
-        if status.strip() != "0":
-            with self._lock:  # the marks go with the caller's own entry
-                marks = self._marks.setdefault(host.name, (host, []))[1]
-                marks[:0] = [n for line in lines if "done" in line for n in line["done"]]
-            return None, output if status else out.stdout
-        with self._lock:
-            self._written[host.name] = host
-        return number, output
+        return ProbedEntry(self, host, number, command, marks)
+
+    def begin_probed(
+        self, host: MultihostHost, operation: str, probe: str, steps: Sequence[Mapping[str, Any]]
+    ) -> tuple[int | None, str]:
+        """Run ``probe`` and append an entry that keeps its output, in one command: ``(number, output)``.
+
+        :returns: The entry's number, or None when it could not be written (the output is still the
+            probe's): then the caller writes its entry with :meth:`begin`, which says why it fails.
+        """
+        entry = self.probed(host, operation, probe, steps)
+        return entry.read(host.conn.run(entry.command, raise_on_error=False).stdout)
 
     def done(self, host: MultihostHost, number: int) -> None:
         """Entry ``number`` was undone, or its call changed nothing: queued until the next write or flush."""
@@ -198,6 +213,12 @@ class HostJournal:
             self._written.pop(host.name, None)
         host.conn.run(f"rm -f {shlex.quote(self.path)}; rmdir {JOURNAL_DIR} 2>/dev/null; true", raise_on_error=False)
 
+    def _requeue(self, host: MultihostHost, numbers: Sequence[int]) -> None:
+        """Marks taken for a write that did not happen: queued again, first (call under the lock)."""
+        if numbers:
+            marks = self._marks.setdefault(host.name, (host, []))[1]
+            marks[:0] = [n for n in numbers if n not in marks]
+
     def _take_marks(self, name: str) -> list[dict[str, Any]]:
         _, numbers = self._marks.pop(name, (None, []))
         return [{"done": numbers}] if numbers else []
@@ -213,6 +234,43 @@ class HostJournal:
             raise OSError(f"{host.name}: could not write the rollback journal {self.path} (exit {done.rc})")
         with self._lock:
             self._written[host.name] = host
+
+
+class ProbedEntry:
+    """An entry of :meth:`HostJournal.probed`: its number, the command that probes and writes it, its outcome.
+
+    Example::
+
+        entry = persist.probed(host, "ansible.builtin.user name=alice", probe, [step])
+        number, output = entry.read(host.conn.run(entry.command, raise_on_error=False).stdout)
+    """
+
+    def __init__(self, journal: HostJournal, host: MultihostHost, number: int, command: str, marks: list[int]):
+        self.journal = journal
+        self.host = host
+        self.number = number
+        self.command = command
+        self._marks = marks  # the done marks the command writes along with the entry
+
+    def read(self, stdout: str) -> tuple[int | None, str]:
+        """What the command printed: ``(number, the probe's output)``; number None when the entry was not written.
+
+        Then the caller writes its entry with :meth:`HostJournal.begin`, which says why it fails.
+        """
+        output, _, status = stdout.rpartition(f"{_WRITTEN}\t")
+        journal = self.journal
+        if status.strip() != "0":
+            with journal._lock:  # the marks go with the caller's own entry
+                journal._requeue(self.host, self._marks)
+            return None, output if status else stdout
+        with journal._lock:
+            journal._written[self.host.name] = self.host
+        return self.number, output
+
+    def unknown(self) -> None:
+        """The command went to the host and its answer was lost: its marks are queued again (written twice at worst)."""
+        with self.journal._lock:
+            self.journal._requeue(self.host, self._marks)
 
 
 class JournalFile:

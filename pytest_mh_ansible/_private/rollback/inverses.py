@@ -18,6 +18,7 @@ does it and reports why.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import logging
@@ -30,13 +31,14 @@ from ...errors import RollbackError
 from ...rollback import RollbackJournal
 from ..secrets import secrets
 from . import accounts, snapshots
-from .host_journal import PROBE_OUTPUT, RUN_ID, HostJournal
+from .host_journal import PROBE_OUTPUT, RUN_ID, HostJournal, ProbedEntry
 from .service_state import service_state
 from .snapshots import SNAPSHOT_DIR
 
 if TYPE_CHECKING:
     from ...host import MultihostHost
     from ...modules import ModuleResult
+    from ..ansible.executor import BeforeCommand
 
 __all__ = ["SNAPSHOT_DIR", "JournalRecorder", "short_name"]
 
@@ -99,6 +101,7 @@ class _Token:
     silent_change: Callable[[], bool] | None = None  # whether an unchanged call changed the host all the same
     recipe: list[dict[str, Any]] | None = None  # the undo as data, kept on the host for a later session
     persisted: int | None = None  # its entry in the host's journal (host_journal.py)
+    probe: _DeferredProbe | None = None  # the probe (with its entry) that decides the undo, if still to run
 
 
 class JournalRecorder:
@@ -113,20 +116,36 @@ class JournalRecorder:
     def prepare(
         self, host: MultihostHost, module: str, args: Mapping[str, Any], *, revert_paths: Sequence[str] | None
     ) -> object:
+        token, before = self.prepare_deferred(host, module, args, revert_paths=revert_paths)
+        if before is not None:
+            before.run_apart()
+        return token
+
+    def prepare_deferred(
+        self, host: MultihostHost, module: str, args: Mapping[str, Any], *, revert_paths: Sequence[str] | None
+    ) -> tuple[object, BeforeCommand | None]:
+        """:meth:`prepare`, with the command that reads an account's before-state left to the caller.
+
+        A user or group change's undo is decided from a probe of the account, run by the same
+        command that writes the journal's entry. Here that command is returned (None if the call
+        needs none) for the caller to run right before the module: the warm executor carries it
+        with the module call, any other runs it apart (:class:`~..ansible.executor.BeforeCommand`).
+        The undo is decided when its output comes, exactly as :meth:`prepare` decides it.
+        """
         if self.journal.replaying:
-            return None  # undo steps are not recorded again
+            return None, None  # undo steps are not recorded again
         if module in SELF_SNAPSHOTTING:
             token = _Token(host, module, dict(args))
             path = args.get(SELF_SNAPSHOTTING[module])
             if path and "snapshot" not in args:
                 self._snapshot(token, [str(path)], inline=True)
         elif module.startswith("mh_ansible.rollback."):
-            return None  # the journal's own bookkeeping is not recorded
+            return None, None  # the journal's own bookkeeping is not recorded
         else:
             with self.journal.internal():  # the probes below read the before-state: not changes to export
                 token = self._prepare(host, module, args, revert_paths)
-        self._persist(token)
-        return token
+        self._persist(token)  # nothing yet for an account whose probe is still to run: written with it
+        return token, token.probe
 
     def _persist(self, token: _Token) -> None:
         """Write the change's undo on its host before the change, so that a later session can replay it."""
@@ -304,42 +323,83 @@ class JournalRecorder:
         if not name:
             return
         home = str(token.args["home"]) if token.args.get("home") else None
-        output = self._probe(token, "user", accounts.user_probe(name, home=home), {"name": name, "home_arg": home})
-        state = accounts.user_state(name, output, home=home)
-        if state.shadow is not None:
-            secrets.add(state.shadow[1])  # a password hash: never in a log line of the undo or the journal
-        snapshot, at_commit = self._account_snapshot(token)
-        undo, why = accounts.user_inverse(token.host, state, token.args, snapshot=snapshot)
-        self._account_undo(token, undo, why, at_commit)
-        if undo is not None and token.snapshot is None and token.persisted is None:  # the user step
-            token.recipe = [{"do": "user", "state": dataclasses.asdict(state), "args": _state_arg(token.args)}]
+
+        def decide(output: str) -> None:
+            state = accounts.user_state(name, output, home=home)
+            if state.shadow is not None:
+                secrets.add(state.shadow[1])  # a password hash: never in a log line of the undo or the journal
+            snapshot, at_commit = self._account_snapshot(token)
+            undo, why = accounts.user_inverse(token.host, state, token.args, snapshot=snapshot)
+            self._account_undo(token, undo, why, at_commit)
+            if undo is not None and token.snapshot is None and token.persisted is None:  # the user step
+                token.recipe = [{"do": "user", "state": dataclasses.asdict(state), "args": _state_arg(token.args)}]
+
+        probe = accounts.user_probe(name, home=home)
+        self._probe(token, ("user", name), probe, {"name": name, "home_arg": home}, decide)
 
     def _before_group(self, token: _Token) -> None:
         name = str(token.args.get("name", ""))
         if not name:
             return
-        snapshot, at_commit = self._account_snapshot(token)
-        state = accounts.group_state(name, self._probe(token, "group", accounts.group_probe(name), {"name": name}))
-        undo, why = accounts.group_inverse(token.host, state, token.args, snapshot=snapshot)
-        self._account_undo(token, undo, why, at_commit)
-        if undo is not None and token.snapshot is None and token.persisted is None:
-            token.recipe = [{"do": "group", "state": dataclasses.asdict(state), "args": _state_arg(token.args)}]
 
-    def _probe(self, token: _Token, kind: str, probe: str, state: Mapping[str, Any]) -> str:
-        """Run an account's probe; its output. With a host journal, the entry is written in the same command.
+        def decide(output: str) -> None:
+            snapshot, at_commit = self._account_snapshot(token)
+            state = accounts.group_state(name, output)
+            undo, why = accounts.group_inverse(token.host, state, token.args, snapshot=snapshot)
+            self._account_undo(token, undo, why, at_commit)
+            if undo is not None and token.snapshot is None and token.persisted is None:
+                token.recipe = [{"do": "group", "state": dataclasses.asdict(state), "args": _state_arg(token.args)}]
+
+        self._probe(token, ("group", name), accounts.group_probe(name), {"name": name}, decide)
+
+    def _probe(
+        self,
+        token: _Token,
+        account: tuple[str, str],
+        probe: str,
+        state: Mapping[str, Any],
+        decide: Callable[[str], None],
+    ) -> None:
+        """An account's probe, whose output ``decide`` makes the undo of; with a host journal, the entry
+        is written in the same command, which is left in ``token.probe`` to run right before the module.
 
         The entry keeps the probe's output, from which a later session decides the undo as this one
-        does (one round trip before the change instead of two). Not for a deletion (``state=absent``),
-        whose undo may be a snapshot taken after the probe: its entry is written once that is known.
-        If the undo turns out impossible, :meth:`_account_undo` replaces the entry by one that says why.
+        does (one command before the change instead of two, carried with the module call by the warm
+        executor). Not for a deletion (``state=absent``), whose undo may be a snapshot taken after the
+        probe: its entry is written once that is known. If the entry cannot be written with the probe,
+        the entry that :meth:`_persist` writes then says why; if the undo turns out impossible,
+        :meth:`_account_undo` replaces the entry by one that says why.
         """
         if self.persist is None or _state_arg(token.args)["state"] == "absent":
-            return token.host.conn.run(probe, raise_on_error=False).stdout
+            decide(token.host.conn.run(probe, raise_on_error=False).stdout)
+            return
+        kind, _ = account
         step = {"do": kind, "state": {**state, "probe": PROBE_OUTPUT}, "args": _state_arg(token.args)}
-        token.persisted, output = self.persist.begin_probed(
-            token.host, describe(token.module, token.args), probe, [step]
-        )
-        return output
+        entry = self.persist.probed(token.host, describe(token.module, token.args), probe, [step])
+
+        def settle(number: int | None, output: str) -> None:
+            with self.journal.internal():
+                token.persisted = number
+                decide(output)
+            self._persist(token)  # the entry, if the probe's command could not write it (or why it cannot)
+
+        def lost(why: str) -> None:
+            self._probe_lost(token, account, entry, why)
+
+        token.probe = _DeferredProbe(entry, settle, lost, self.journal.internal)
+
+    def _probe_lost(self, token: _Token, account: tuple[str, str], entry: ProbedEntry, why: str) -> None:
+        """The probe went with the module call and its answer did not come back: the undo is not known.
+
+        Nothing is deleted on a guess: the change is reported as not reverted, and its entry, if the
+        host wrote it, is marked done, so that no later session acts on it either.
+        """
+        kind, name = account
+        token.unreverted = f"the state of {kind} {name!r} before the call was not read back ({why}): not revertible"
+        token.undo = None
+        entry.unknown()
+        if self.persist is not None:
+            self.persist.done(token.host, entry.number)
 
     def _account_snapshot(
         self, token: _Token
@@ -691,6 +751,53 @@ def _service_command(host: MultihostHost, name: str, action: str) -> bool:
         raise_on_error=False,
     )
     return done.rc == 0
+
+
+class _DeferredProbe:
+    """An account's probe with its journal entry, as a :class:`~..ansible.executor.BeforeCommand`.
+
+    Run apart over the host's connection, or carried with the module call; either way what it printed
+    goes to ``settle`` (which decides the undo), and an answer that never came to ``lost``.
+    """
+
+    def __init__(
+        self,
+        entry: ProbedEntry,
+        settle: Callable[[int | None, str], None],
+        lost: Callable[[str], None],
+        internal: Callable[[], contextlib.AbstractContextManager[None]],
+    ) -> None:
+        self.command = entry.command
+        self.done = False
+        self.error: BaseException | None = None
+        self._entry = entry
+        self._settle = settle
+        self._lost = lost
+        self._internal = internal
+
+    def run_apart(self) -> None:
+        def run() -> None:
+            with self._internal():  # the journal's own command: not a change to export
+                out = self._entry.host.conn.run(self.command, raise_on_error=False)
+            self._settle(*self._entry.read(out.stdout))
+
+        self._once(run)
+
+    def carried(self, rc: int, stdout: str) -> None:
+        self._once(lambda: self._settle(*self._entry.read(stdout)))
+
+    def lost(self, why: str) -> None:
+        self._once(lambda: self._lost(why))
+
+    def _once(self, step: Callable[[], None]) -> None:
+        if self.done:
+            raise RuntimeError(f"{self._entry.host.name}: the probe of journal entry {self._entry.number} ran already")
+        self.done = True
+        try:
+            step()
+        except BaseException as err:
+            self.error = err
+            raise
 
 
 class _Nothing:

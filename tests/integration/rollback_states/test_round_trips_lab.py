@@ -3,9 +3,11 @@
 pytest-mh's side of the bench runs ``useradd`` in the test and ``userdel`` in its teardown: two
 round trips. Ours, from ``host.ansible.run`` to the end of the test scope's undo, counted at the
 transport (each command or script of the command agent) and the module executor (each module
-call): the probe of the account with the journal's entry on the host (one command), the module
-call, and the undo (one command, which also writes the entry's done mark). A regression that adds
-a round trip fails here.
+call, and on the warm executor each request to its agent): on the warm executor over ssh, the
+module call, which carries the probe of the account with the journal's entry (the agent runs it
+right before the module), and the undo (one command, which also writes the entry's done mark):
+two. On the standard executor the probe with the entry is a command of its own: three. A
+regression that adds a round trip fails here.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from typing import Any
 
 import pytest
 
+from pytest_mh_ansible._private.ansible.executor import StandardExecutor
 from pytest_mh_ansible._private.ansible.inventory import Inventory
 from pytest_mh_ansible._private.ansible.transport import AnsibleTransport
-from pytest_mh_ansible._private.ansible.warm import WarmExecutor
+from pytest_mh_ansible._private.ansible.warm import WarmExecutor, _AgentPool
 from pytest_mh_ansible._private.rollback.host_journal import RUN_ID, HostJournal, JournalFile, pending
 from pytest_mh_ansible._private.rollback.inverses import JournalRecorder
 from pytest_mh_ansible.conn import Connection
@@ -30,8 +33,9 @@ from pytest_mh_ansible.rollback import RollbackJournal
 
 pytestmark = pytest.mark.integration
 
-# Round trips from the call to the end of its undo: probe + entry, the module call, the undo (+ its mark).
-EXPECTED = 3
+# Round trips from the call to the end of its undo. Warm: the module call (with the probe and the entry),
+# the undo (+ its mark). Standard: probe + entry, the module call, the undo (+ its mark).
+EXPECTED = {"warm": 2, "standard": 3}
 
 
 class _Trips:
@@ -44,14 +48,24 @@ class _Trips:
         inner = getattr(target, name)
 
         def counted(*args: Any, **kwargs: Any) -> Any:
-            self.calls.append((kind, what(*args, **kwargs)))
-            return inner(*args, **kwargs)
+            if kind != "module":
+                self.calls.append((kind, what(*args, **kwargs)))
+                return inner(*args, **kwargs)
+            # A module call is counted once it is done: what it runs on the host before the module
+            # (the standard executor's probe over the connection) comes first, as on the host.
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                self.calls.append((kind, what(*args, **kwargs)))
 
         setattr(target, name, counted)
 
 
-@pytest.fixture
-def counted_host(states_lab: Lab) -> Iterator[tuple[HostModules, Connection, RollbackJournal, HostJournal, _Trips]]:
+Counted = tuple[HostModules, Connection, RollbackJournal, HostJournal, _Trips, StandardExecutor]
+
+
+@pytest.fixture(params=["warm", "standard"])
+def counted_host(states_lab: Lab, request: pytest.FixtureRequest) -> Iterator[Counted]:
     """server1 of the lab with a rollback journal and a journal on the host, every round trip counted."""
     inventory = Inventory.load([str(states_lab.inventory_path)])
     variables = inventory.host("server1").variables
@@ -63,8 +77,14 @@ def counted_host(states_lab: Lab) -> Iterator[tuple[HostModules, Connection, Rol
     trips.wrap(transport, "put", "put", lambda local, remote: str(remote))
     trips.wrap(transport, "get", "get", lambda remote, local: str(remote))
     conn = Connection("server1", variables, transport=transport)
-    executor = WarmExecutor(inventory, default="warm")
+    executor = WarmExecutor(inventory, default="warm") if request.param == "warm" else StandardExecutor(inventory)
     trips.wrap(executor, "run", "module", lambda name, module, *args, **kwargs: str(module))
+    pool_call = _AgentPool._call
+
+    def agent_request(pool: _AgentPool, *args: Any) -> Any:
+        trips.calls.append(("agent", str(args[-1][0])))  # (key, label, action, become, (op, header, payload))
+        return pool_call(pool, *args)
+
     journal = RollbackJournal()
     persist = HostJournal(f"lab/{os.getpid()}/{RUN_ID}")
     journal.on_close.append(lambda scope: persist.flush())
@@ -74,7 +94,9 @@ def counted_host(states_lab: Lab) -> Iterator[tuple[HostModules, Connection, Rol
     try:
         conn.run("true")  # the command agent and the warm agent start here, not in the counts
         modules.run("ansible.builtin.ping")
-        yield modules, conn, journal, persist, trips
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(_AgentPool, "_call", agent_request)
+            yield modules, conn, journal, persist, trips, executor
     finally:
         persist.finish(host)
         executor.close()
@@ -89,32 +111,45 @@ def counted_host(states_lab: Lab) -> Iterator[tuple[HostModules, Connection, Rol
     ],
     ids=["user", "group"],
 )
-def test_round_trips__an_account_add_with_its_rollback__three(
-    counted_host: tuple[HostModules, Connection, RollbackJournal, HostJournal, _Trips],
+def test_round_trips__an_account_add_with_its_rollback__two_warm_three_standard(
+    counted_host: Counted,
     module: str,
     name: str,
     database: str,
     undo: str,
 ) -> None:
-    modules, conn, journal, persist, trips = counted_host
+    modules, conn, journal, persist, trips, executor = counted_host
+    warm = isinstance(executor, WarmExecutor)
     assert conn.run(f"getent {database} {name}", raise_on_error=False).rc == 2
     args: dict[str, Any] = {"name": name, **({"create_home": True} if database == "passwd" else {})}
     for attempt in range(2):  # the second time with a done mark of the first left to carry
         trips.calls.clear()
         journal.open("test")
         assert modules.run(module, args).changed
-        made = list(trips.calls)
+        made = [call for call in trips.calls if call[0] != "agent"]
         journal.close("test")
-        calls = list(trips.calls)
-        assert len(calls) == EXPECTED, f"attempt {attempt}: {calls}"
-        assert calls[0][0] == "exec"
-        assert "getent" in calls[0][1]
-        assert "mh-journal-written" in calls[0][1]  # the journal's entry, in the probe's command
-        assert calls[1] == ("module", module)
-        assert calls[2][0] == "exec"
-        assert undo in calls[2][1]
-        assert "done" in calls[2][1]  # the mark, in the undo's command
-        assert len(made) == 2
+        # On the warm executor, the module call is one request to its agent (no step of the action's own).
+        requests = [call for call in trips.calls if call[0] == "agent"]
+        calls = [call for call in trips.calls if call[0] != "agent"]
+        assert requests == ([("agent", "run")] if warm else []), f"attempt {attempt}: {trips.calls}"
+        assert len(calls) == EXPECTED["warm" if warm else "standard"], f"attempt {attempt}: {calls}"
+        if warm:
+            assert executor.last_before == "carried"  # type: ignore[attr-defined]
+            assert calls[0] == ("module", module)  # with the probe and the journal's entry
+            assert len(made) == 1
+        else:
+            assert calls[0][0] == "exec"
+            assert "getent" in calls[0][1]
+            assert "mh-journal-written" in calls[0][1]  # the journal's entry, in the probe's command
+            assert calls[1] == ("module", module)
+            assert len(made) == 2
+        assert calls[-1][0] == "exec"
+        assert undo in calls[-1][1]
+        assert "done" in calls[-1][1]  # the mark, in the undo's command
+        entries = JournalFile(persist.path, conn.run(f"cat {persist.path}").stdout).entries
+        assert entries[-1]["op"] == f"{module} name={name}"
+        assert entries[-1]["steps"][0]["state"]["probe"]  # the probe's output, kept for a later session
+        trips.calls.clear()
     left = conn.run(f"cat {persist.path}").stdout
     assert pending(JournalFile(persist.path, left)) == []
     assert conn.run(f"getent {database} {name}", raise_on_error=False).rc == 2
