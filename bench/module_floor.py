@@ -6,6 +6,7 @@ Usage::
     python3 bench/module_floor.py -n 40 --json bench/results/floor-<stamp>.json
     python3 bench/module_floor.py --inventory hosts.yml --host server1
     python3 bench/module_floor.py --pool before=a.json,c.json after=b.json,d.json --json pooled.json
+    python3 bench/module_floor.py --probe-apart     # + the probe as its own command, as without a carrier
 
 Issue #15 asks for ``users.add`` and ``users.add_group`` with their rollback at no more than what
 pytest-mh's shell commands cost (``useradd`` then ``userdel --remove``; ``groupadd`` then
@@ -21,6 +22,9 @@ Beside them, the whole of what a test pays (#33): ``host.ansible.run`` of the sa
 rollback journal and the journal on the host, from the call to the end of its scope's undo (the
 probe, the entry on the host, the module call, the undo, the done mark). Each of these kinds also
 counts its round trips to the host (the command agent's commands and scripts, the module calls).
+On the warm executor the probe with the entry travels in the module call's request; ``--probe-apart``
+adds the same add with the probe as a command of its own (as the standard executor runs it), in the
+same rounds, and the median of the rounds' differences.
 
 In every round each kind runs once, the order rotating from round to round. The executor's log line
 of each call gives the agent's share (``run`` ms: fork, the AnsiballZ wrapper, the module, its
@@ -113,8 +117,24 @@ class _WritesApart(JournalRecorder):
         return undo_then_queue
 
 
+class _ProbeApart(JournalRecorder):
+    """The account's probe with its entry as one command of its own before the module call (3 round trips), as
+    the standard executor runs it, instead of carried in the warm module call's request (#33, same rounds)."""
+
+    def prepare_deferred(self, host: Any, module: str, args: Any, *, revert_paths: Any) -> tuple[object, None]:
+        token, before = super().prepare_deferred(host, module, args, revert_paths=revert_paths)
+        if before is not None:
+            before.run_apart()  # now, over the connection: what the module call gets has nothing to carry
+        return token, None
+
+
 def _rollback_kinds(
-    host: MultihostHost, executor: WarmExecutor, conn: Connection, *, apart_too: bool = False
+    host: MultihostHost,
+    executor: WarmExecutor,
+    conn: Connection,
+    *,
+    apart_too: bool = False,
+    probe_apart_too: bool = False,
 ) -> tuple[dict[str, tuple[Callable[[], object], Callable[[], object]]], Callable[[], None]]:
     """The add with its rollback as a test pays it: ``host.ansible.run`` in a journal scope, then the scope's undo."""
     journal = RollbackJournal()
@@ -122,6 +142,9 @@ def _rollback_kinds(
     journal.on_close.append(lambda scope: persist.flush())
     modules = HostModules(host, executor, recorder=JournalRecorder(journal, persist=persist))
     apart = HostModules(host, executor, recorder=_WritesApart(journal, persist=persist)) if apart_too else None
+    probe_apart = (
+        HostModules(host, executor, recorder=_ProbeApart(journal, persist=persist)) if probe_apart_too else None
+    )
     host._mh_attach(SimpleNamespace(connection=lambda: conn, playbooks=None, modules=modules, journal=journal))  # type: ignore[arg-type]
 
     def with_rollback(name: str, args: dict[str, Any], through: HostModules = modules) -> Callable[[], object]:
@@ -157,6 +180,15 @@ def _rollback_kinds(
         )
         kinds["user add with rollback, journal writes apart"] = (
             with_rollback("ansible.builtin.user", {"name": USER, "state": "present", "create_home": True}, apart),
+            nothing,
+        )
+    if probe_apart is not None:
+        kinds["group add with rollback, probe apart"] = (
+            with_rollback("ansible.builtin.group", {"name": GROUP, "state": "present"}, probe_apart),
+            nothing,
+        )
+        kinds["user add with rollback, probe apart"] = (
+            with_rollback("ansible.builtin.user", {"name": USER, "state": "present", "create_home": True}, probe_apart),
             nothing,
         )
     return kinds, lambda: persist.finish(host)
@@ -243,6 +275,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also the add with its rollback with the journal's host writes apart, as before #33 (same rounds)",
     )
     parser.add_argument(
+        "--probe-apart",
+        action="store_true",
+        help="also the add with its rollback with the probe and its entry as a command of its own before the "
+        "module call, as the standard executor runs it (3 round trips; same rounds)",
+    )
+    parser.add_argument(
         "--pool",
         nargs="+",
         metavar="VARIANT=FILE,...",
@@ -268,7 +306,9 @@ def main(argv: list[str] | None = None) -> int:
         executor = WarmExecutor(inventory, default="warm")
         trips.wrap(executor, "run")
         kinds = _kinds(HostModules(host, executor), conn)
-        rollback, finish = _rollback_kinds(host, executor, conn, apart_too=options.apart)
+        rollback, finish = _rollback_kinds(
+            host, executor, conn, apart_too=options.apart, probe_apart_too=options.probe_apart
+        )
         kinds.update(rollback)
         names = list(kinds)
         times: dict[str, list[float]] = {name: [] for name in names}
@@ -355,6 +395,18 @@ def main(argv: list[str] | None = None) -> int:
         for what in ("group", "user")
         if f"{what} add with rollback, journal writes apart" in times
     }
+    carried = {
+        what: statistics.median(
+            apart - combined
+            for apart, combined in zip(
+                times[f"{what} add with rollback, probe apart"],
+                times[f"{what} add with rollback (host.ansible.run)"],
+                strict=True,
+            )
+        )
+        for what in ("group", "user")
+        if f"{what} add with rollback, probe apart" in times
+    }
     print(f"host {options.host}: {options.n} timed rounds after {options.warmup} warm-up rounds; {duration:.0f} s")
     width = max(map(len, names))
     for name in names:
@@ -370,6 +422,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {label}: {ratio:.2f}")
     for what, difference in paired.items():
         print(f"  {what} add with rollback, writes apart minus combined, median of the rounds: {difference:.1f} ms")
+    for what, difference in carried.items():
+        print(f"  {what} add with rollback, probe apart minus carried, median of the rounds: {difference:.1f} ms")
     if options.json:
         result = {
             "config": {
@@ -391,6 +445,7 @@ def main(argv: list[str] | None = None) -> int:
             "undo_ms": undo,
             "round_trips": round_trips,
             "paired_apart_minus_combined_ms": paired,
+            "paired_probe_apart_minus_carried_ms": carried,
         }
         Path(options.json).write_text(json.dumps(result, indent=1))
         print(f"JSON written to {options.json}")
