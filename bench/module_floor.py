@@ -160,10 +160,10 @@ def _rollback_kinds(
 
         return call
 
-    def nothing() -> None:
+    def nothing() -> object:
         return None
 
-    kinds = {
+    kinds: dict[str, tuple[Callable[[], object], Callable[[], object]]] = {
         "group add with rollback (host.ansible.run)": (
             with_rollback("ansible.builtin.group", {"name": GROUP, "state": "present"}),
             nothing,
@@ -259,6 +259,22 @@ def _pool(variants: list[str], out: str | None) -> int:
         Path(out).write_text(json.dumps({"pooled": pooled}, indent=1))
         print(f"JSON written to {out}")
     return 0
+
+
+def _paired_differences(times: dict[str, list[float]], variant: str) -> dict[str, float]:
+    """For group and user: the median over rounds of (the add with rollback, ``variant``) minus (the default path)."""
+    return {
+        what: statistics.median(
+            apart - combined
+            for apart, combined in zip(
+                times[f"{what} add with rollback, {variant}"],
+                times[f"{what} add with rollback (host.ansible.run)"],
+                strict=True,
+            )
+        )
+        for what in ("group", "user")
+        if f"{what} add with rollback, {variant}" in times
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -382,31 +398,9 @@ def main(argv: list[str] | None = None) -> int:
         "user module add + its undo / raw useradd + userdel": user["with_undo_median_ms"]
         / figures["raw useradd + userdel"]["median_ms"],
     }
-    # Same rounds, so the same load: the round-by-round difference of the journal's writes apart and combined.
-    paired = {
-        what: statistics.median(
-            apart - combined
-            for apart, combined in zip(
-                times[f"{what} add with rollback, journal writes apart"],
-                times[f"{what} add with rollback (host.ansible.run)"],
-                strict=True,
-            )
-        )
-        for what in ("group", "user")
-        if f"{what} add with rollback, journal writes apart" in times
-    }
-    carried = {
-        what: statistics.median(
-            apart - combined
-            for apart, combined in zip(
-                times[f"{what} add with rollback, probe apart"],
-                times[f"{what} add with rollback (host.ansible.run)"],
-                strict=True,
-            )
-        )
-        for what in ("group", "user")
-        if f"{what} add with rollback, probe apart" in times
-    }
+    # Same rounds, so the same load: the round-by-round difference of a variant and the default path.
+    paired = _paired_differences(times, "journal writes apart")
+    carried = _paired_differences(times, "probe apart")
     print(f"host {options.host}: {options.n} timed rounds after {options.warmup} warm-up rounds; {duration:.0f} s")
     width = max(map(len, names))
     for name in names:
