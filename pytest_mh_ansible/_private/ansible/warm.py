@@ -406,7 +406,6 @@ class _Router:
         self._actions[id(conn)] = (conn, action)  # its file transfers come later, from the connection
         in_data = kwargs.get("in_data")
         if not in_data and _runs_module_file(cmd):
-            self._before_apart()
             reason = "the connection does not pipeline (paramiko, or pipelining off): the module runs from a file"
             return self._fallback(action, original, cmd, kwargs, reason)
         if not in_data or b"_ansiballz_main(" not in in_data:
@@ -416,7 +415,6 @@ class _Router:
             return dict(original(action, cmd, **kwargs))
         parsed = _Command.parse(cmd)
         if isinstance(parsed, str):
-            self._before_apart()
             return self._fallback(action, original, cmd, kwargs, parsed)
         carry = self._carry(action)
         sudoable = kwargs.get("sudoable", True)
@@ -425,7 +423,6 @@ class _Router:
         except _Fallback as reason:
             if carry is not None:  # the agent did not take it: the command did not run either
                 self.before, self._carrying = self._carrying, None
-            self._before_apart()
             return self._fallback(action, original, cmd, kwargs, str(reason))
         except BaseException as exc:
             if carry is not None:
@@ -487,6 +484,8 @@ class _Router:
             self._carrying.lost(why)
 
     def _fallback(self, action: Any, original: Any, cmd: str, kwargs: dict[str, Any], reason: str) -> dict[str, Any]:
+        """A module payload on the standard path; the caller's command, if it still waits, runs apart first."""
+        self._before_apart()
         self.fell_back += 1
         logger.info("%s: module payload on the standard path: %s", self.host, reason)
         return dict(original(action, cmd, **kwargs))
