@@ -11,7 +11,6 @@ import itertools
 import re
 import secrets as random
 import signal
-import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 from compat_suite_text import conftest
 from labname import lab_name
 
+from pytest_mh_ansible._private.lab.process import ProcessId, wait_for_port
 from pytest_mh_ansible._private.secrets import secrets
 from pytest_mh_ansible.compat.conn.ssh import (
     SSHAuthenticationError,
@@ -372,7 +372,7 @@ def test_password_answers_keyboard_interactive_when_the_server_takes_no_plain_pa
     sshd = "sed -i 's/^PasswordAuthentication .*/PasswordAuthentication {}/; s/^KbdInteractiveAuthentication .*/KbdInteractiveAuthentication {}/' /etc/ssh/sshd_config && service ssh restart >/dev/null"  # noqa: E501
     root.run(sshd.format("no", "yes"))
     try:
-        wait_until_listening(address, 22)
+        wait_until_listening(lab, address)
         with SSHClient(address, user=user, password=password) as ssh:
             assert ssh.run("id -un").stdout == user
         with pytest.raises(SSHAuthenticationError):
@@ -380,24 +380,15 @@ def test_password_answers_keyboard_interactive_when_the_server_takes_no_plain_pa
     finally:
         result = lab.run_inside("server1", sshd.format("yes", "no"))
         assert result.returncode == 0, result.stderr
-        wait_until_listening(address, 22)
+        wait_until_listening(lab, address)
 
 
-def wait_until_listening(address: str, port: int, timeout: float = 30) -> None:
-    """Wait for a restarted sshd's listener.
-
-    ``service ssh restart`` returns once the new sshd has forked away, which is before it binds its port:
-    a connection right after it can be refused (seen once in CI).
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            socket.create_connection((address, port), timeout=1).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+def wait_until_listening(lab: Lab, address: str) -> None:
+    """Wait for server1's restarted sshd to listen: ``service ssh restart`` returns once the new sshd has
+    forked away, before it binds its port, and a connection right after it can be refused (seen once in CI)."""
+    pid = next(host.pid for host in lab.hosts if host.name == "server1")
+    assert pid is not None
+    assert wait_for_port(address, 22, time.monotonic() + 30, ProcessId.of(pid)), "sshd did not listen again"
 
 
 def test_lost_connection_ends_the_command_and_the_next_one_reconnects(
