@@ -145,8 +145,7 @@ class HostJournal:
         placeholder = json.dumps(PROBE_OUTPUT)
         before, found, after = text.partition(placeholder)
         if not found or placeholder in after:
-            with self._lock:
-                self._requeue(host, marks)
+            self._requeue(host, marks)
             raise ValueError(f"the steps of {operation!r} must hold PROBE_OUTPUT once")
         command = (
             f"o=$({probe}\n); printf '%s\\n' \"$o\"; "
@@ -203,8 +202,7 @@ class HostJournal:
                 self._append(host, [{"done": numbers}])
             except Exception as err:  # said, and kept: a later write carries them
                 log.warning("%s: could not mark journal entries %s as done: %s", name, numbers, err)
-                with self._lock:
-                    self._marks.setdefault(name, (host, []))[1][:0] = numbers
+                self._requeue(host, numbers)
 
     def finish(self, host: MultihostHost) -> None:
         """The session is done with ``host`` and nothing is left to undo there: its file goes."""
@@ -214,10 +212,16 @@ class HostJournal:
         host.conn.run(f"rm -f {shlex.quote(self.path)}; rmdir {JOURNAL_DIR} 2>/dev/null; true", raise_on_error=False)
 
     def _requeue(self, host: MultihostHost, numbers: Sequence[int]) -> None:
-        """Marks taken for a write that did not happen: queued again, first (call under the lock)."""
+        """Marks taken for a write that did not happen: queued again, first."""
         if numbers:
-            marks = self._marks.setdefault(host.name, (host, []))[1]
-            marks[:0] = [n for n in numbers if n not in marks]
+            with self._lock:
+                marks = self._marks.setdefault(host.name, (host, []))[1]
+                marks[:0] = [n for n in numbers if n not in marks]
+
+    def _wrote(self, host: MultihostHost) -> None:
+        """``host`` holds a journal file of this session now (finished at the end)."""
+        with self._lock:
+            self._written[host.name] = host
 
     def _take_marks(self, name: str) -> list[dict[str, Any]]:
         _, numbers = self._marks.pop(name, (None, []))
@@ -232,8 +236,7 @@ class HostJournal:
         done = host.conn.run(self._append_command(text), raise_on_error=False)
         if done.rc != 0:
             raise OSError(f"{host.name}: could not write the rollback journal {self.path} (exit {done.rc})")
-        with self._lock:
-            self._written[host.name] = host
+        self._wrote(host)
 
 
 class ProbedEntry:
@@ -258,19 +261,15 @@ class ProbedEntry:
         Then the caller writes its entry with :meth:`HostJournal.begin`, which says why it fails.
         """
         output, _, status = stdout.rpartition(f"{_WRITTEN}\t")
-        journal = self.journal
         if status.strip() != "0":
-            with journal._lock:  # the marks go with the caller's own entry
-                journal._requeue(self.host, self._marks)
+            self.journal._requeue(self.host, self._marks)  # the marks go with the caller's own entry
             return None, output if status else stdout
-        with journal._lock:
-            journal._written[self.host.name] = self.host
+        self.journal._wrote(self.host)
         return self.number, output
 
     def unknown(self) -> None:
         """The command went to the host and its answer was lost: its marks are queued again (written twice at worst)."""
-        with self.journal._lock:
-            self.journal._requeue(self.host, self._marks)
+        self.journal._requeue(self.host, self._marks)
 
 
 class JournalFile:
