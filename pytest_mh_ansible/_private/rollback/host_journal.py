@@ -57,8 +57,8 @@ RUN_ID = f"{os.getpid():x}{uuid.uuid4().hex[:8]}"
 """This process's mark in the names of its snapshots: unique across sessions and machines."""
 
 PROBE_OUTPUT = "\x00mh-probe-output\x00"
-"""Stands in a step given to :meth:`HostJournal.begin_probed` for the probe's output (base64) on the host."""
-_WRITTEN = "mh-journal-written"  # the last line of begin_probed's command: whether the entry was appended
+"""Stands in a step given to :meth:`HostJournal.probed` for the probe's output (base64) on the host."""
+_WRITTEN = "mh-journal-written"  # the last line of the command of probed(): whether the entry was appended
 
 _SAFE = re.compile(r"[^A-Za-z0-9._~-]")
 
@@ -131,7 +131,7 @@ class HostJournal:
         and the entry would be two round trips before the change. Here the host runs the probe and
         writes the entry, with the probe's output (base64) where a step holds :data:`PROBE_OUTPUT`; a
         later session makes the same state of it (:meth:`~.accounts.UserState.from_dict`). The
-        command is the caller's to run, over the host's connection (:meth:`begin_probed`) or with
+        command is the caller's to run, over the host's connection (``host.conn.run``) or with
         the module call (the warm agent runs it right before the module); :meth:`ProbedEntry.read`
         reads what it printed. It exits non-zero when the entry was not written.
         """
@@ -154,17 +154,6 @@ class HostJournal:
             f">> {shlex.quote(self.path)}); w=$?; printf '{_WRITTEN}\\t%s\\n' $w; exit $w"
         )
         return ProbedEntry(self, host, number, command, marks)
-
-    def begin_probed(
-        self, host: MultihostHost, operation: str, probe: str, steps: Sequence[Mapping[str, Any]]
-    ) -> tuple[int | None, str]:
-        """Run ``probe`` and append an entry that keeps its output, in one command: ``(number, output)``.
-
-        :returns: The entry's number, or None when it could not be written (the output is still the
-            probe's): then the caller writes its entry with :meth:`begin`, which says why it fails.
-        """
-        entry = self.probed(host, operation, probe, steps)
-        return entry.read(host.conn.run(entry.command, raise_on_error=False).stdout)
 
     def done(self, host: MultihostHost, number: int) -> None:
         """Entry ``number`` was undone, or its call changed nothing: queued until the next write or flush."""
