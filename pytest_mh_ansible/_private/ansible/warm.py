@@ -51,6 +51,7 @@ from .executor import BeforeCommand, ModuleCallOptions, StandardExecutor, _lock
 from .executor_choice import ExecutorName, executor_for_host
 from .inventory import Inventory
 from .runtime import becomes_another_user
+from .shell_steps import step_request
 
 __all__ = ["AgentError", "WarmExecutor"]
 
@@ -92,7 +93,7 @@ _READY = b"\nMHWARM-READY\n"
 _active: contextvars.ContextVar[_Router | None] = contextvars.ContextVar("mh_warm_router", default=None)
 
 
-_PROTOCOL = 3
+_PROTOCOL = 4
 # The base64 literal of an AnsiballZ payload's zip, as the agent finds it (warm_agent.ZIP_RE).
 _ZIP_LITERAL = re.compile(rb"\nzip_data='([A-Za-z0-9+/=]*)',\n")
 
@@ -397,7 +398,7 @@ class _Router:
         self._carrying: BeforeCommand | None = None  # the command, once handed to an agent with the payload
         self.served = 0
         self.fell_back = 0
-        self.steps: dict[str, int] = dict.fromkeys(("exec", "put", "fetch", "standard"), 0)
+        self.steps: dict[str, int] = dict.fromkeys(("exec", "step", "put", "fetch", "standard"), 0)
         self._actions: dict[int, tuple[Any, Any]] = {}  # id(connection) -> (connection, the action using it)
         self._said: set[str] = set()
 
@@ -504,10 +505,15 @@ class _Router:
             return self._standard(action, original, cmd, kwargs, "no shell executable wraps the command")
         # What ActionBase builds, but for become, which the agent of the become user stands for.
         shell = compat.connection_shell(conn)
+        become = _become_for(action, kwargs.get("sudoable", True))
+        request = None if kwargs.get("chdir") or kwargs.get("in_data") else _sh_step(shell, cmd)
+        if request is not None:
+            done = self._step(action, request, become)
+            if done is not None:
+                return _as_result(*done, kwargs)
         if kwargs.get("chdir"):
             cmd = shell.append_command(f"cd {kwargs['chdir']}", cmd)
         cmd = shell.append_command(cmd, "sleep 0")
-        become = _become_for(action, kwargs.get("sudoable", True))
         try:
             answer, out, err = self.pool.step(
                 self.host,
@@ -525,6 +531,22 @@ class _Router:
             rc, out, err = 137, b"", f"pytest-mh-ansible: the warm agent ended during this command ({lost})".encode()
         self.steps["exec"] += 1
         return _as_result(rc, out, err, kwargs)
+
+    def _step(self, action: Any, request: dict[str, Any], become: Any) -> tuple[int, bytes, bytes] | None:
+        """A shell step done by the agent with system calls: ``(rc, stdout, stderr)``, or None for a shell to run it."""
+        try:
+            answer, out, err = self.pool.step(
+                self.host, action, "step", request, b"", become=become, interpreter=self.interpreter
+            )
+        except _Fallback:
+            return None  # the command path finds the same: it says why
+        except _AgentLost as lost:  # it may have been done: reported like a killed command
+            return 137, b"", f"pytest-mh-ansible: the warm agent ended during this command ({lost})".encode()
+        if "fallback" in answer:
+            self._say(f"a shell runs this step: {answer['fallback']}")
+            return None
+        self.steps["step"] += 1
+        return int(answer["rc"]), out, err
 
     def _standard(self, action: Any, original: Any, cmd: str, kwargs: dict[str, Any], reason: str) -> dict[str, Any]:
         self._say(f"commands on the standard path: {reason}")
@@ -599,6 +621,11 @@ class _Router:
         if int(answer.get("rc", 1)) != 0:
             raise _Fallback(str(answer.get("error") or "the agent could not do it"))
         return answer, out
+
+
+def _sh_step(shell: Any, cmd: str) -> dict[str, Any] | None:
+    """The agent's request for ``cmd`` if the ``sh`` shell plugin built it as one of its own steps, else None."""
+    return step_request(cmd) if getattr(shell, "SHELL_FAMILY", None) == "sh" else None
 
 
 def _as_result(rc: int, out: bytes, err: bytes, kwargs: dict[str, Any]) -> dict[str, Any]:

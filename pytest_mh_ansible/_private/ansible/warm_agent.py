@@ -14,7 +14,7 @@ Python changed anything), and stdin from the request. A command costs a fork and
 the target and a round trip on the open channel, instead of a new ``ssh`` client process.
 
 Protocol (on dup'ed copies of fds 0 and 1; the agent never prints): frames of a 4-byte
-big-endian length and the bytes. Request: a JSON header (``op``: ``run``, ``exec``, ``stale``,
+big-endian length and the bytes. Request: a JSON header (``op``: ``run``, ``exec``, ``step``, ``stale``,
 ``script``, ``put``, ``fetch`` or ``exit``), then for ``run`` the payload, for ``exec`` the command's stdin, for
 ``script`` the Python source. A ``run`` header may name the payload's zip (``zip_ref``, its
 sha1) instead of the payload carrying it: the zip literal is then empty, and the agent uses
@@ -32,6 +32,10 @@ not preloaded cannot tell, and says so), so that a package change renews only th
 could affect. ``script`` runs a stdlib-only Python source of the controller's in a forked child
 with the header's ``request`` (the journal's snapshots: no module payload to build).
 
+``step`` (empty payload) does one of the action plugins' own shell steps with system calls
+(:mod:`.shell_steps` reads the command back into the header: ``do`` ``home``, ``mkdtemp``,
+``chmod`` or ``remove``), answering what the command would (``rc``, stdout, stderr) with no fork.
+
 File transfers of action plugins (``copy``, ``template``, ``fetch``) come as ``put`` (header:
 ``path``, ``mode``; payload: the file's bytes; the agent writes the file itself, as this user,
 with its umask, as an sftp upload does) and ``fetch`` (header: ``path``, ``limit``; answer: the
@@ -44,14 +48,17 @@ Python 3.6+ syntax only: the target's interpreter may be older than the controll
 
 import atexit
 import base64
+import errno
 import gc
 import hashlib
 import importlib
 import io
 import json
 import os
+import pwd
 import re
 import selectors
+import shutil
 import signal
 import stat
 import sys
@@ -927,12 +934,105 @@ def _fetch(header, _data):
     return answer, b"".join(chunks), b""
 
 
-_OPS = {"run": _run, "exec": _exec, "stale": _stale, "script": _script, "put": _put, "fetch": _fetch}
+def _step(header, _data):
+    """One of the action plugins' own shell steps, done with system calls (see :mod:`.shell_steps`).
+
+    The answer is what the shell command would give: ``rc``, and its stdout and stderr. A case the
+    shell would treat differently than these calls (a symlink named with a trailing slash, no HOME)
+    answers a ``fallback``: the controller runs the command in a shell.
+    """
+    started = time.monotonic()
+    do = header.get("do")
+    if do == "home":
+        user = header.get("user") or ""
+        if user:
+            try:
+                home = pwd.getpwnam(user).pw_dir
+            except KeyError:
+                home = "~" + user  # the shell leaves an unknown user's tilde as it is
+        elif "HOME" in COMMAND_ENV:
+            home = COMMAND_ENV["HOME"]
+        else:
+            return {"fallback": "no HOME in the login environment"}, b"", b""
+        out, err, rc = (home + "\n").encode(), b"", 0
+    elif do == "mkdtemp":
+        out, err, rc = _mkdtemp(header["base"], header["path"], int(header["umask"]))
+    elif do == "chmod":
+        out, err, rc = _chmod(header["paths"], int(header.get("add") or 0), int(header.get("drop") or 0))
+    elif do == "remove":
+        path = header["path"]
+        if path.endswith("/") and os.path.islink(path.rstrip("/")):
+            return {"fallback": "%s names a symlink with a trailing slash" % path}, b"", b""
+        out, err, rc = b"", b"", _remove(path, bool(header.get("recurse")))
+    else:
+        return {"fallback": "no such step: %r" % (do,)}, b"", b""
+    return {"rc": rc, "run_ms": round((time.monotonic() - started) * 1000, 1)}, out, err
+
+
+def _mkdtemp(base, path, umask):
+    """``( umask U && mkdir -p BASE && mkdir PATH && echo NAME=PATH )``."""
+    old = os.umask(umask)
+    try:
+        for target, make in ((base, lambda p: os.makedirs(p, exist_ok=True)), (path, os.mkdir)):
+            try:
+                make(target)
+            except OSError as err:
+                return b"", ("mkdir: cannot create directory '%s': %s\n" % (target, err.strerror)).encode(), 1
+    finally:
+        os.umask(old)
+    return ("%s=%s\n" % (os.path.basename(path), path)).encode(), b"", 0
+
+
+def _chmod(paths, add, drop):
+    """``chmod [ugoa]+-[rwx] PATH...``: each path's mode with ``add`` set and ``drop`` cleared."""
+    errors = []
+    for path in paths:
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+            os.chmod(path, (mode | add) & ~drop)
+        except OSError as err:
+            verb = "access" if err.errno == errno.ENOENT else "change permissions of"
+            errors.append("chmod: cannot %s '%s': %s\n" % (verb, path, err.strerror))
+    return b"", "".join(errors).encode(), 1 if errors else 0
+
+
+def _remove(path, recurse):
+    """``rm -f [-r] PATH``: its exit status (its messages go to /dev/null)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return 0
+    except OSError:
+        return 1
+    if not stat.S_ISDIR(info.st_mode):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            return 0
+        except OSError:
+            return 1
+        return 0
+    if not recurse:
+        return 1
+    failed = []
+    shutil.rmtree(path, onerror=lambda *args: failed.append(args))
+    return 1 if failed else 0
+
+
+_OPS = {
+    "run": _run,
+    "exec": _exec,
+    "step": _step,
+    "stale": _stale,
+    "script": _script,
+    "put": _put,
+    "fetch": _fetch,
+}
 
 
 def main():
     os.write(OUT_FD, b"\nMHWARM-READY\n")
-    write_frame(json.dumps({"protocol": 3, "pid": AGENT_PID, "python": sys.version.split()[0]}).encode())
+    write_frame(json.dumps({"protocol": 4, "pid": AGENT_PID, "python": sys.version.split()[0]}).encode())
     while True:
         raw = read_frame()
         if raw is None:

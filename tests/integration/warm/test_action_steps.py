@@ -83,7 +83,9 @@ def test_copy__tmp_dir_and_transfer_through_the_agent_no_ssh_client(
     assert fresh.last_route[0] >= 2  # stat(s), copy
     assert fresh.last_route[1] == 0
     assert fresh.last_steps["put"] == 1
-    assert fresh.last_steps["exec"] >= 2  # mkdir and rm of the tmp dir
+    # echo ~root, the tmp dir's mkdir, its chmod and its rm: done by the agent with system calls, no shell
+    assert fresh.last_steps["step"] == 4, fresh.last_steps
+    assert fresh.last_steps["exec"] == 0, fresh.last_steps
     assert fresh.last_steps["standard"] == 0, fresh.last_steps
     assert ssh_clients == {"commands": 0, "transfers": 0}
     assert _host_file(on_host, f"{BASE}/a.conf") == "644 root " + hashlib.sha256(b"one\n").hexdigest()
@@ -94,6 +96,21 @@ def test_copy__tmp_dir_and_transfer_through_the_agent_no_ssh_client(
     standard.run("server1", "ansible.builtin.copy", {"dest": f"{BASE}/a.conf", "content": "two\n"}, **CALL)
     assert ssh_clients["transfers"] >= 1
     assert ssh_clients["commands"] >= 1
+
+
+def test_tmp_dir_the_shell_must_expand__its_steps_run_in_a_shell(
+    fresh: WarmExecutor, ssh_clients: dict[str, int], on_host: Any
+) -> None:
+    """A remote tmp dir with a space: the agent does not do the mkdir group itself, a shell does, the same copy."""
+    tmp = f"{BASE}/with space/tmp"
+    args = {"dest": f"{BASE}/spaced.conf", "content": "spaced\n"}
+    result = fresh.run("server1", "ansible.builtin.copy", args, **CALL, task_vars={"ansible_remote_tmp": tmp})
+    assert result["changed"] is True, result
+    assert fresh.last_steps["exec"] == 1, fresh.last_steps  # the mkdir group
+    assert fresh.last_steps["step"] == 2, fresh.last_steps  # chmod and rm of quoted paths (no ~ to expand)
+    assert ssh_clients == {"commands": 0, "transfers": 0}
+    assert _host_file(on_host, f"{BASE}/spaced.conf") == "644 root " + hashlib.sha256(b"spaced\n").hexdigest()
+    assert on_host(f"ls -A '{tmp}'").stdout.split() == []  # made there, and removed
 
 
 def test_template_and_fetch__through_the_agent(
