@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_warm import _LocalAgent
 
 from pytest_mh_ansible._private.ansible.shell_steps import step_request
-
-from test_warm import _LocalAgent
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +73,7 @@ def test_step_request__the_plugins_own_commands(sh: Any) -> None:
         "echo '~bad name'",
         "echo ~root; id",
         # a tmp base the shell would expand, split or glob: it runs in a shell
-        '( umask 77 && mkdir -p "` echo $HOME/.ansible/tmp `"&& mkdir "` echo $HOME/.ansible/tmp/a `" && echo a="` echo $HOME/.ansible/tmp/a `" )',
+        '( umask 77 && mkdir -p "` echo $HOME/tmp `"&& mkdir "` echo $HOME/tmp/a `" && echo a="` echo $HOME/tmp/a `" )',
         '( umask 77 && mkdir -p "` echo /t/* `"&& mkdir "` echo /t/*/a `" && echo a="` echo /t/*/a `" )',
         '( umask 77 && mkdir -p "` echo ~/tmp `"&& mkdir "` echo ~/tmp/a `" && echo a="` echo ~/tmp/a `" )',
         # the directory it prints is not the one it makes

@@ -57,10 +57,10 @@ def step_request(cmd: str) -> dict[str, Any] | None:
             return None
         return {"do": "mkdtemp", "umask": int(match["umask"], 8), "base": match["base"], "path": path}
     if match := _REMOVE.fullmatch(cmd):
-        path = _one_word(match["path"])
-        if path is None or not path.startswith("/"):
+        word = _one_word(match["path"])
+        if word is None or not word.startswith("/"):
             return None
-        return {"do": "remove", "path": path, "recurse": bool(match["recurse"])}
+        return {"do": "remove", "path": word, "recurse": bool(match["recurse"])}
     if cmd.startswith("chmod "):
         return _chmod(cmd)
     return None
@@ -85,7 +85,8 @@ def _chmod(cmd: str) -> dict[str, Any] | None:
     for letter in mode["perms"]:
         perms |= _PERMS[letter]
     bits = who & perms
-    return {"do": "chmod", "add": bits if mode["op"] == "+" else 0, "drop": bits if mode["op"] == "-" else 0, "paths": paths}
+    add, drop = (bits, 0) if mode["op"] == "+" else (0, bits)
+    return {"do": "chmod", "add": add, "drop": drop, "paths": paths}
 
 
 def _one_word(text: str) -> str | None:
