@@ -213,8 +213,9 @@ def main(argv: list[str] | None = None) -> int:
         kinds = [RAW, *calls[names[0]]]
         times: dict[str, dict[str, list[float]]] = {kind: {name: [] for name in names} for kind in kinds}
         # Module payloads served and fallen back, and the action plugins' own steps (commands and
-        # transfers) through the agent ("exec", "put", "fetch") or on the standard path ("standard").
-        route_keys = ("served", "fell_back", "exec", "put", "fetch", "standard")
+        # transfers) through the agent ("exec" in a shell, "step" with system calls, "put", "fetch") or on the
+        # standard path ("standard").
+        route_keys = ("served", "fell_back", "exec", "step", "put", "fetch", "standard")
         routes: dict[str, dict[str, int]] = {kind: dict.fromkeys(route_keys, 0) for kind in kinds}
         first: dict[str, list[float]] = {}
         warmup_starts: list[float] = []
@@ -247,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
                             routes[kind]["fell_back"] += fell_back
                             # (an executor of before the action steps went to the agent has none)
                             for step, count in getattr(executor, "last_steps", {}).items():
-                                routes[kind][step] += count
+                                routes[kind][step] = routes[kind].get(step, 0) + count
 
             for r in range(options.warmup):
                 one_round(False, r)
@@ -303,9 +304,10 @@ def main(argv: list[str] | None = None) -> int:
         served = sum(r["served"] for r in routes.values())
         fell_back = sum(r["fell_back"] for r in routes.values())
         print(f"warm: timed calls sent {served} module payloads to the agent, {fell_back} took the standard path")
-        steps = {step: sum(r[step] for r in routes.values()) for step in ("exec", "put", "fetch", "standard")}
+        steps = {step: sum(r[step] for r in routes.values()) for step in ("exec", "step", "put", "fetch", "standard")}
         print(
-            f"warm: the action plugins' own steps: {steps['exec']} commands, {steps['put']} uploads and"
+            f"warm: the action plugins' own steps: {steps['exec']} commands in a shell, {steps['step']} done by the"
+            f" agent with system calls, {steps['put']} uploads and"
             f" {steps['fetch']} downloads through the agent, {steps['standard']} on the standard path"
         )
         for kind, route in routes.items():
