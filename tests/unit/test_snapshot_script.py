@@ -69,3 +69,27 @@ def test_errors__an_answer_the_caller_turns_into_the_module_call(tmp_path: Path)
     assert "snapshot 'mh-3' not found" in missing["error"]
     bad_name = _run({"op": "restore", "name": "../x", "backup_dir": backups, "remove": True})
     assert "must be letters" in bad_name["error"]
+
+
+def test_journal_lines__appended_once_the_work_succeeded__as_the_shell_command_does(tmp_path: Path) -> None:
+    """Directory 0700 with its parents, file 0600, appended; an unwritable journal is said, the work stands."""
+    backups, conf, journal = tmp_path / "snapshots", tmp_path / "app.conf", tmp_path / "var" / "journal"
+    conf.write_text("port = 1\n")
+    lines = {"dir": str(journal), "path": str(journal / "o.jsonl"), "text": '{"n":1,"op":"x","steps":[]}\n'}
+    request = {"op": "snapshot", "paths": [str(conf)], "name": "mh-5", "backup_dir": str(backups), "journal": lines}
+    assert _run(request)["journal"] is True
+    assert _run({**request, "name": "mh-6", "journal": {**lines, "text": '{"done":[1]}\n'}})["journal"] is True
+    assert (journal / "o.jsonl").read_text() == '{"n":1,"op":"x","steps":[]}\n{"done":[1]}\n'
+    assert [oct(p.stat().st_mode & 0o777) for p in (journal.parent, journal, journal / "o.jsonl")] == [
+        oct(0o700),
+        oct(0o700),
+        oct(0o600),
+    ]
+    restored = _run({"op": "restore", "name": "mh-5", "backup_dir": str(backups), "remove": True, "journal": lines})
+    assert restored["journal"] is True
+    failed = _run({"op": "restore", "name": "mh-5", "backup_dir": str(backups), "remove": True, "journal": lines})
+    assert "journal" not in failed  # the restore failed: nothing is marked
+    assert (journal / "o.jsonl").read_text().count("\n") == 3
+    unwritable = _run({**request, "name": "mh-7", "journal": {**lines, "dir": str(conf / "journal")}})
+    assert unwritable["bytes"] == len("port = 1\n")
+    assert unwritable["journal"].startswith("NotADirectoryError")

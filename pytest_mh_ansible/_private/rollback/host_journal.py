@@ -11,15 +11,20 @@ change the recorder also appends the change's undo, as data (:mod:`.recipes`), t
 A user or group entry is written by the same command that probes the account
 (:meth:`HostJournal.probed`): it keeps the probe's output, from which the undo is decided, so
 the probe and the entry cost one command before the change; on the warm executor over ssh, that
-command travels with the module call itself (no round trip of its own).
+command travels with the module call itself (no round trip of its own). A file change's entry is
+written by the script of the host's agent that takes its snapshot (:meth:`HostJournal.scripted`,
+:mod:`.snapshots`), once the snapshot is taken: the snapshot and the entry cost one round trip.
 
 ``done`` lists the entries undone (or that changed nothing); they are written in batches, at the next
-write to the host and when a scope closes. A session that ends well removes its file. A later session
-that finds a file of a session that is gone replays the entries not done, newest first
-(:func:`pending`), and removes the file (see :mod:`.recovery`).
+write to the host and when a scope closes, or by the undo itself: the command that deletes an account
+(:meth:`HostJournal.carry`), the agent's script that restores a snapshot
+(:meth:`HostJournal.carry_script`), each after the undo succeeded. A session that ends well removes
+its file. A later session that finds a file of a session that is gone replays the entries not done,
+newest first (:func:`pending`), and removes the file (see :mod:`.recovery`).
 
 The file is written by the login user with ``become`` as the module calls are (0700 directory, 0600
-file: it names the snapshots and may hold password hashes of the accounts it restores).
+file: it names the snapshots and may hold password hashes of the accounts it restores); a script of
+the agent writes the same lines, as the same user, with the same modes.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ __all__ = [
     "HostJournal",
     "JournalFile",
     "ProbedEntry",
+    "ScriptedEntry",
     "owner_file",
     "pending",
 ]
@@ -76,6 +82,14 @@ def owner_of(path: str) -> str:
 def _encoded(lines: Sequence[Mapping[str, Any]]) -> str:
     """Journal lines as the file holds them: one compact JSON object a line, keys sorted."""
     return "".join(json.dumps(line, sort_keys=True, separators=(",", ":")) + "\n" for line in lines)
+
+
+def _entry(number: int, operation: str, steps: Sequence[Mapping[str, Any]], why: str | None) -> dict[str, Any]:
+    """An entry's line: its number, the change, the undo's steps, and why it has none (if said)."""
+    entry: dict[str, Any] = {"n": number, "op": operation, "steps": list(steps)}
+    if why is not None:
+        entry["why"] = why
+    return entry
 
 
 class HostJournal:
@@ -111,16 +125,27 @@ class HostJournal:
 
         :param why: Why the change has no undo of its own (then ``steps`` is empty): said by a recovery.
         """
-        with self._lock:
-            self._next += 1
-            number = self._next
-            lines = self._take_marks(host.name)
-        entry: dict[str, Any] = {"n": number, "op": operation, "steps": list(steps)}
-        if why is not None:
-            entry["why"] = why
-        lines.append(entry)
+        number, lines = self._number(host)
+        lines.append(_entry(number, operation, steps, why))
         self._append(host, lines)
         return number
+
+    def scripted(
+        self, host: MultihostHost, operation: str, steps: Sequence[Mapping[str, Any]], *, why: str | None = None
+    ) -> ScriptedEntry:
+        """:meth:`begin`'s entry (with the marks queued for the host) for a script of the host's agent to append.
+
+        The snapshot before a file change is taken by a script of the host's agent
+        (:func:`~.snapshots.take`). Written by the same script once the snapshot is taken, the entry
+        costs no round trip of its own: one before the change instead of two. The script appends the
+        same lines to the same file, with the same modes, as :meth:`begin`; :meth:`ScriptedEntry.read`
+        settles what its answer said (when the entry was not written, the caller writes it with
+        :meth:`begin`, which says why it fails).
+        """
+        number, lines = self._number(host)
+        marks = [n for line in lines for n in line["done"]]
+        lines.append(_entry(number, operation, steps, why))
+        return ScriptedEntry(self, host, number, self._script_request(_encoded(lines)), marks)
 
     def probed(
         self, host: MultihostHost, operation: str, probe: str, steps: Sequence[Mapping[str, Any]]
@@ -135,12 +160,9 @@ class HostJournal:
         the module call (the warm agent runs it right before the module); :meth:`ProbedEntry.read`
         reads what it printed. It exits non-zero when the entry was not written.
         """
-        with self._lock:
-            self._next += 1
-            number = self._next
-            lines = self._take_marks(host.name)
+        number, lines = self._number(host)
         marks = [n for line in lines for n in line["done"]]
-        lines.append({"n": number, "op": operation, "steps": list(steps)})
+        lines.append(_entry(number, operation, steps, None))
         text = _encoded(lines)
         placeholder = json.dumps(PROBE_OUTPUT)
         before, found, after = text.partition(placeholder)
@@ -173,8 +195,23 @@ class HostJournal:
             numbers = [*self._marks.get(host.name, (host, []))[1], number]
         return self._append_command(_encoded([{"done": numbers}])), numbers
 
+    def carry_script(self, host: MultihostHost, number: int) -> tuple[dict[str, str], list[int]]:
+        """:meth:`carry` for a script of the host's agent: the lines that mark ``number`` and the queued marks done.
+
+        The restore of a snapshot is a script of the host's agent (:func:`~.snapshots.restore`),
+        which appends these lines once the restore succeeded: the mark costs no round trip of its
+        own. Once they are written, :meth:`carried` drops the marks from the queue; if they were not,
+        the caller queues ``number`` with :meth:`done` as usual.
+
+        :returns: The script's request (the directory, the file, the text: see :meth:`_script_request`)
+            and the numbers it marks.
+        """
+        with self._lock:
+            numbers = [*self._marks.get(host.name, (host, []))[1], number]
+        return self._script_request(_encoded([{"done": numbers}])), numbers
+
     def carried(self, host: MultihostHost, numbers: Sequence[int]) -> None:
-        """The command of :meth:`carry` ran on ``host``: its marks are written, no longer queued."""
+        """What :meth:`carry` or :meth:`carry_script` gave ran on ``host``: its marks are written, no longer queued."""
         with self._lock:
             queued = self._marks.get(host.name)
             if queued is not None:
@@ -212,6 +249,12 @@ class HostJournal:
         with self._lock:
             self._written[host.name] = host
 
+    def _number(self, host: MultihostHost) -> tuple[int, list[dict[str, Any]]]:
+        """The next entry's number, and the line of the marks queued for ``host`` (taken from the queue)."""
+        with self._lock:
+            self._next += 1
+            return self._next, self._take_marks(host.name)
+
     def _take_marks(self, name: str) -> list[dict[str, Any]]:
         _, numbers = self._marks.pop(name, (None, []))
         return [{"done": numbers}] if numbers else []
@@ -219,6 +262,14 @@ class HostJournal:
     def _append_command(self, text: str) -> str:
         """The shell command that appends ``text`` to this session's file (private to root, directory made)."""
         return f"(umask 077; mkdir -p {JOURNAL_DIR} && printf %s {shlex.quote(text)} >> {shlex.quote(self.path)})"
+
+    def _script_request(self, text: str) -> dict[str, str]:
+        """What a script of the host's agent needs to append ``text`` as :meth:`_append_command` does.
+
+        The journal's directory (made with its parents, 0700), this session's file (0600 when made)
+        and the text: the script appends it under umask 077, as the shell command does.
+        """
+        return {"dir": JOURNAL_DIR, "path": self.path, "text": text}
 
     def _append(self, host: MultihostHost, lines: Sequence[Mapping[str, Any]]) -> None:
         text = _encoded(lines)
@@ -259,6 +310,48 @@ class ProbedEntry:
     def unknown(self) -> None:
         """The command went to the host and its answer was lost: its marks are queued again (written twice at worst)."""
         self.journal._requeue(self.host, self._marks)
+
+
+class ScriptedEntry:
+    """An entry of :meth:`HostJournal.scripted`: its number, what the script appends, and its outcome.
+
+    Example::
+
+        entry = persist.scripted(host, "ansible.builtin.copy dest=/etc/app.conf", [step])
+        take(host, ["/etc/app.conf"], name, entry=entry)   # the snapshot's script appends it, then read()
+        number = entry.persisted                           # None: not written, begin() writes it apart
+    """
+
+    def __init__(
+        self, journal: HostJournal, host: MultihostHost, number: int, request: dict[str, str], marks: list[int]
+    ) -> None:
+        self.journal = journal
+        self.host = host
+        self.number = number
+        self.request = request
+        """For the script: the journal's directory, the file and the lines (queued marks, then the entry)."""
+        self.persisted: int | None = None
+        """The entry's number once the script said it wrote it."""
+        self._marks = marks  # the done marks the script writes along with the entry
+
+    def read(self, written: bool | None) -> int | None:
+        """What the script's answer said: written (True), not (False), or not known (None: the answer was lost).
+
+        Not written: the marks are queued again, for the caller's own entry. Not known: the marks
+        are queued again too (written twice at worst), and so is the entry's number as done: the
+        script may have written it, and the caller writes the entry apart under a new number, so
+        no later session acts on this one.
+
+        :returns: The entry's number when it was written, else None.
+        """
+        if written:
+            self.journal._wrote(self.host)
+            self.persisted = self.number
+            return self.number
+        self.journal._requeue(self.host, self._marks)
+        if written is None:
+            self.journal.done(self.host, self.number)
+        return None
 
 
 class JournalFile:

@@ -31,7 +31,7 @@ from ...errors import RollbackError
 from ...rollback import RollbackJournal
 from ..secrets import secrets
 from . import accounts, snapshots
-from .host_journal import PROBE_OUTPUT, RUN_ID, HostJournal, ProbedEntry
+from .host_journal import PROBE_OUTPUT, RUN_ID, HostJournal, ProbedEntry, ScriptedEntry
 from .service_state import service_state
 from .snapshots import SNAPSHOT_DIR
 
@@ -172,7 +172,8 @@ class JournalRecorder:
             if path:
                 paths = [str(path)]
         if paths:
-            self._snapshot(token, paths, missing_parents=name in _CREATE_PARENTS and not revert_paths)
+            parents = name in _CREATE_PARENTS and not revert_paths
+            self._snapshot(token, paths, missing_parents=parents, with_entry=True)
         elif name == "user":
             self._before_user(token)
         elif name == "group":
@@ -240,6 +241,11 @@ class JournalRecorder:
                 if undo.carrying(command):
                     persist.carried(host, numbers)
                     return
+            elif isinstance(undo, snapshots.Restore):  # the mark goes with the agent's restore script
+                lines, numbers = persist.carry_script(host, number)
+                if undo.carrying(lines):
+                    persist.carried(host, numbers)
+                    return
             else:
                 undo()
             persist.done(host, number)
@@ -253,7 +259,7 @@ class JournalRecorder:
             the restore when something changed, and drops the snapshot otherwise.
         """
         token = _Token(host, "paths", {"path": ", ".join(paths)})
-        self._snapshot(token, list(paths))
+        self._snapshot(token, list(paths), with_entry=True)
         self._persist(token)
 
         def finish(changed: bool, operation: str) -> None:
@@ -291,31 +297,49 @@ class JournalRecorder:
 
     # -- paths --------------------------------------------------------------------------------
     def _snapshot(
-        self, token: _Token, paths: list[str], *, inline: bool = False, missing_parents: bool = False
+        self,
+        token: _Token,
+        paths: list[str],
+        *,
+        inline: bool = False,
+        missing_parents: bool = False,
+        with_entry: bool = False,
     ) -> None:
         """Snapshot ``paths`` not yet covered in this scope; ``inline``: the module call takes it itself;
-        ``missing_parents``: the module creates missing parents, so the snapshot starts at the topmost one."""
+        ``missing_parents``: the module creates missing parents, so the snapshot starts at the topmost one;
+        ``with_entry``: its restore is the whole undo, so the agent's script that takes the snapshot
+        also writes the change's entry in the host's journal (as :meth:`_persist` would, one round trip fewer)."""
         host = token.host
         fresh = [p for p in paths if self.journal.recall(f"path:{host.name}:{p}") is None]
         if not fresh:
             token.undo = lambda result: _COVERED  # a snapshot of this scope covers these paths already
             return
         name = f"mh-{RUN_ID}-{next(_counter)}"  # unique across sessions and machines
+        recipe: list[dict[str, Any]] = [{"do": "restore", "snapshot": name}]
         if inline:
             token.arguments = {"snapshot": name, "backup_dir": SNAPSHOT_DIR}
         else:
-            fresh = snapshots.take(host, fresh, name, missing_parents=missing_parents)
+            entry = self._scripted_entry(token, recipe) if with_entry else None
+            fresh = snapshots.take(host, fresh, name, missing_parents=missing_parents, entry=entry)
+            if entry is not None:
+                token.persisted = entry.persisted  # None: not written by the script, _persist writes it
         token.snapshot = name
         token.paths = fresh
-        token.recipe = [{"do": "restore", "snapshot": name}]
+        token.recipe = recipe
 
         def undo(result: ModuleResult | None) -> Callable[[], None]:
             for path in fresh:
                 self.journal.remember(f"path:{host.name}:{path}", name)
             token.snapshot = None  # kept: the journal restores (and removes) it
-            return lambda: snapshots.restore(host, name)
+            return snapshots.Restore(host, name)
 
         token.undo = undo
+
+    def _scripted_entry(self, token: _Token, recipe: list[dict[str, Any]]) -> ScriptedEntry | None:
+        """The entry :meth:`_persist` would write for a snapshot's restore, for the snapshot's script to write."""
+        if self.persist is None or token.persisted is not None or token.unreverted is not None:
+            return None
+        return self.persist.scripted(token.host, describe(token.module, token.args), recipe)
 
     # -- users and groups -------------------------------------------------------------------
     def _before_user(self, token: _Token) -> None:

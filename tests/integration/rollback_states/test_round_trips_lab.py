@@ -12,6 +12,7 @@ regression that adds a round trip fails here.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
@@ -23,7 +24,7 @@ from pytest_mh_ansible._private.ansible.executor import StandardExecutor
 from pytest_mh_ansible._private.ansible.inventory import Inventory
 from pytest_mh_ansible._private.ansible.transport import AnsibleTransport
 from pytest_mh_ansible._private.ansible.warm import WarmExecutor, _AgentPool
-from pytest_mh_ansible._private.rollback.host_journal import RUN_ID, HostJournal, JournalFile, pending
+from pytest_mh_ansible._private.rollback.host_journal import JOURNAL_DIR, RUN_ID, HostJournal, JournalFile, pending
 from pytest_mh_ansible._private.rollback.inverses import JournalRecorder
 from pytest_mh_ansible.conn import Connection
 from pytest_mh_ansible.host import MultihostHost
@@ -61,7 +62,7 @@ class _Trips:
         setattr(target, name, counted)
 
 
-Counted = tuple[HostModules, Connection, RollbackJournal, HostJournal, _Trips, StandardExecutor]
+Counted = tuple[HostModules, Connection, RollbackJournal, HostJournal, _Trips, StandardExecutor, MultihostHost]
 
 
 @pytest.fixture(params=["warm", "standard"])
@@ -96,7 +97,7 @@ def counted_host(states_lab: Lab, request: pytest.FixtureRequest) -> Iterator[Co
         modules.run("ansible.builtin.ping")
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(_AgentPool, "_call", agent_request)
-            yield modules, conn, journal, persist, trips, executor
+            yield modules, conn, journal, persist, trips, executor, host
     finally:
         persist.finish(host)
         executor.close()
@@ -118,7 +119,7 @@ def test_round_trips__an_account_add_with_its_rollback__two_warm_three_standard(
     database: str,
     undo: str,
 ) -> None:
-    modules, conn, journal, persist, trips, executor = counted_host
+    modules, conn, journal, persist, trips, executor, _host = counted_host
     warm = isinstance(executor, WarmExecutor)
     assert conn.run(f"getent {database} {name}", raise_on_error=False).rc == 2
     args: dict[str, Any] = {"name": name, **({"create_home": True} if database == "passwd" else {})}
@@ -155,3 +156,42 @@ def test_round_trips__an_account_add_with_its_rollback__two_warm_three_standard(
     assert conn.run(f"getent {database} {name}", raise_on_error=False).rc == 2
     if database == "passwd":
         assert conn.run(f"test -e /home/{name}", raise_on_error=False).rc == 1
+
+
+def test_round_trips__a_file_change_with_its_rollback__the_journals_lines_ride_with_the_agents_scripts(
+    counted_host: Counted,
+) -> None:
+    """A copy with its rollback: the snapshot's script writes the entry, the restore's script its done mark.
+
+    Before the change, one script (the snapshot, then the entry with the marks queued for the host);
+    the module call; after it, one script (the restore, then the mark): no command of the journal's
+    own, where each line was one before. The file holds the lines ``HostJournal.begin`` writes, 0600
+    in a 0700 directory.
+    """
+    modules, conn, journal, persist, trips, _executor, host = counted_host
+    dest = "/etc/mh-round-trips.conf"
+    conn.run(f"rm -f {dest}")
+    persist.done(host, 9999)  # another change's mark, queued: it goes with the entry
+    for attempt in range(2):
+        trips.calls.clear()
+        journal.open("test")
+        assert modules.run("ansible.builtin.copy", {"dest": dest, "content": f"attempt {attempt}\n"}).changed
+        before = [call for call in trips.calls if call[0] in ("exec", "script")]
+        assert [kind for kind, _ in before] == ["script"], f"attempt {attempt}: {trips.calls}"
+        assert "'journal'" in before[0][1]
+        written = JournalFile(persist.path, conn.run(f"cat {persist.path}").stdout)
+        assert written.entries[-1]["op"] == f"ansible.builtin.copy dest={dest}"
+        assert written.entries[-1]["steps"][0]["do"] == "restore"
+        if attempt == 0:
+            assert written.done == {9999}
+        modes = conn.run(f"stat -c %a {JOURNAL_DIR} {persist.path}").stdout.split()
+        assert modes == ["700", "600"]
+        trips.calls.clear()
+        journal.close("test")
+        after = [call for call in trips.calls if call[0] in ("exec", "script", "module")]
+        assert [kind for kind, _ in after] == ["script"], f"attempt {attempt}: {trips.calls}"
+        assert '{"done":' in after[0][1]
+        lines = conn.run(f"cat {persist.path}").stdout.splitlines()
+        assert json.loads(lines[-1]) == {"done": [written.entries[-1]["n"]]}
+        assert pending(JournalFile(persist.path, "\n".join(lines))) == []
+        assert conn.run(f"test -e {dest}", raise_on_error=False).rc == 1
