@@ -528,7 +528,7 @@ class _Router:
         except _Fallback as reason:
             return self._standard(action, original, cmd, kwargs, str(reason))
         except _AgentLost as lost:  # it may have run: reported like a killed command
-            rc, out, err = 137, b"", f"pytest-mh-ansible: the warm agent ended during this command ({lost})".encode()
+            rc, out, err = _ended_during_command(lost)
         self.steps["exec"] += 1
         return _as_result(rc, out, err, kwargs)
 
@@ -541,7 +541,7 @@ class _Router:
         except _Fallback:
             return None  # the command path finds the same: it says why
         except _AgentLost as lost:  # it may have been done: reported like a killed command
-            return 137, b"", f"pytest-mh-ansible: the warm agent ended during this command ({lost})".encode()
+            return _ended_during_command(lost)
         if "fallback" in answer:
             self._say(f"a shell runs this step: {answer['fallback']}")
             return None
@@ -621,6 +621,11 @@ class _Router:
         if int(answer.get("rc", 1)) != 0:
             raise _Fallback(str(answer.get("error") or "the agent could not do it"))
         return answer, out
+
+
+def _ended_during_command(lost: _AgentLost) -> tuple[int, bytes, bytes]:
+    """A command whose agent went away once it took it: rc, stdout, stderr as for a killed command."""
+    return 137, b"", f"pytest-mh-ansible: the warm agent ended during this command ({lost})".encode()
 
 
 def _sh_step(shell: Any, cmd: str) -> dict[str, Any] | None:
