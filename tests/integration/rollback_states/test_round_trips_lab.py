@@ -8,6 +8,11 @@ module call, which carries the probe of the account with the journal's entry (th
 right before the module), and the undo (one command, which also writes the entry's done mark):
 two. On the standard executor the probe with the entry is a command of its own: three. A
 regression that adds a round trip fails here.
+
+A file change (``copy``) with its rollback: the agent's snapshot script, which also writes the
+journal's entry, the module call, and the agent's restore script, which also writes the done mark:
+three (five when each journal line was a command of its own). ``mh_ansible.rollback.write``
+(``fs.write``) snapshots in its own call: the entry, the module call, the restore with the mark.
 """
 
 from __future__ import annotations
@@ -195,3 +200,25 @@ def test_round_trips__a_file_change_with_its_rollback__the_journals_lines_ride_w
         assert json.loads(lines[-1]) == {"done": [written.entries[-1]["n"]]}
         assert pending(JournalFile(persist.path, "\n".join(lines))) == []
         assert conn.run(f"test -e {dest}", raise_on_error=False).rc == 1
+
+
+def test_round_trips__fs_writes_module_takes_its_own_snapshot__the_done_mark_rides_with_the_restore(
+    counted_host: Counted,
+) -> None:
+    """``mh_ansible.rollback.write`` (``fs.write``) snapshots in its own call: its entry is a command before it
+    (no script of the journal's to ride with), and its restore, by the agent's script, writes the done mark."""
+    modules, conn, journal, persist, trips, _executor, _host = counted_host
+    dest = "/etc/mh-round-trips-write.conf"
+    conn.run(f"rm -f {dest}")
+    trips.calls.clear()
+    journal.open("test")
+    assert modules.run("mh_ansible.rollback.write", {"dest": dest, "content": "x\n"}).changed
+    before = [kind for kind, _ in trips.calls if kind in ("exec", "script")]
+    assert before == ["exec"], trips.calls  # the entry
+    trips.calls.clear()
+    journal.close("test")
+    after = [call for call in trips.calls if call[0] in ("exec", "script", "module")]
+    assert [kind for kind, _ in after] == ["script"], trips.calls
+    assert '{"done":' in after[0][1]
+    assert pending(JournalFile(persist.path, conn.run(f"cat {persist.path}").stdout)) == []
+    assert conn.run(f"test -e {dest}", raise_on_error=False).rc == 1
