@@ -2,7 +2,7 @@
 
 Usage (root: it brings up a lab)::
 
-    python3 bench/compare.py --rounds 3            # the README's run: 3 rounds, the 200-test suite 3 times per tool
+    python3 bench/compare.py --rounds 3 --executors warm   # the README's run (9 tests an operation a round)
     python3 bench/compare.py --quick               # 1 round, 20-test suite once (~5-8 min)
     python3 bench/compare.py --quick --tools ours  # no pytest-mh (no PyPI needed)
     python3 bench/compare.py --quick --executors warm   # our module suite with the warm executor only
@@ -552,7 +552,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--suite-tests", type=int, help="tests of the generated suite (200; quick 20)")
     parser.add_argument("--suite-rounds", type=int, help="runs of the suite per tool, alternating (3; quick 1)")
     parser.add_argument(
-        "--ops-reps", type=int, help="tests of each operation per round and tool, their median taken (3; quick 2)"
+        "--ops-reps", type=int, help="tests of each operation per round and tool, their median taken (9; quick 2)"
     )
     parser.add_argument(
         "--ops",
@@ -599,7 +599,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if options.suite_rounds is None:
         options.suite_rounds = 1 if options.quick else 3
     if options.ops_reps is None:
-        options.ops_reps = 2 if options.quick else 3
+        # pytest-mh's eager figure of an operation is the difference of two medians of ~400 ms tests (its
+        # per-test backup and restore); with 3 tests a kind a round it moved by ±50 ms between rounds.
+        options.ops_reps = 2 if options.quick else 9
     options.raw_calls = 50 if options.quick else 100
     options.idle_calls = 10 if options.quick else 20  # each after 0.1 s, and as many / 4 after 1 s
     options.settings_raw_calls = 20 if options.quick else 50
