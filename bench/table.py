@@ -102,7 +102,8 @@ def _run_note(result: dict[str, Any], source: str | None) -> str:
     text = (
         f"Run of {config.get('date_utc', '?')}, commit {str(config.get('commit', '?'))[:10]}, "
         f"pytest-mh {config.get('pytest_mh')}, ansible-core {config.get('ansible_core')}, "
-        f"{config.get('rounds')} rounds, suite of {config.get('suite_tests')} run {suite_runs} "
+        f"{config.get('rounds')} rounds of {config.get('ops_tests_per_kind_per_round')} tests per operation, "
+        f"suite of {config.get('suite_tests')} run {suite_runs} "
         f"time{'s' if suite_runs != 1 else ''} per tool; load average before {load}. "
         "Ratios: ours / the better of pytest-mh's eager and lazy modes."
     )
