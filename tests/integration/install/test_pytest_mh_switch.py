@@ -10,6 +10,7 @@ the wheel, in ``test_install.py``.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -26,7 +27,21 @@ PYTEST_MH = "pytest-mh==1.0.30"
 
 
 def ensure_both_venv() -> Path:
-    """The python of a virtualenv with pytest-mh 1.0.30 and this checkout installed, made if needed."""
+    """The python of a virtualenv with pytest-mh 1.0.30 and this checkout installed, made if needed.
+
+    The tests of this module may run on two xdist workers, each asking for it at the start: the
+    first makes it under a lock, the other waits and finds it made (without the lock the second
+    cleared the virtualenv while the first installed into it).
+    """
+    lock = os.open(VENV.parent, os.O_RDONLY)  # the bench directory itself: no lock file left behind
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure_both_venv()
+    finally:
+        os.close(lock)
+
+
+def _ensure_both_venv() -> Path:
     python = VENV / "bin" / "python"
     probe = (
         "import importlib.metadata as m, pathlib, pytest_mh, pytest_mh_ansible, sysconfig; "
