@@ -68,11 +68,8 @@ def step_request(cmd: str) -> dict[str, Any] | None:
 
 def _chmod(cmd: str) -> dict[str, Any] | None:
     """``chmod MODE PATH...`` as ``shlex.join`` builds it, with a mode of the kind _fixup_perms2 uses."""
-    try:
-        words = shlex.split(cmd)
-    except ValueError:
-        return None
-    if len(words) < 3 or shlex.join(words) != cmd:  # anything but plain words or single quotes: a shell's job
+    words = _quoted_words(cmd)
+    if words is None or len(words) < 3:
         return None
     mode = _MODE.fullmatch(words[1])
     paths = words[2:]
@@ -91,10 +88,14 @@ def _chmod(cmd: str) -> dict[str, Any] | None:
 
 def _one_word(text: str) -> str | None:
     """The word ``shlex.quote`` made ``text`` from, or None if ``text`` is not one such word."""
+    words = _quoted_words(text)
+    return words[0] if words is not None and len(words) == 1 else None
+
+
+def _quoted_words(text: str) -> list[str] | None:
+    """The words ``shlex.join`` made ``text`` of; None for anything but plain or single-quoted words (a shell's job)."""
     try:
         words = shlex.split(text)
     except ValueError:
         return None
-    if len(words) != 1 or shlex.quote(words[0]) != text:
-        return None
-    return words[0]
+    return words if shlex.join(words) == text else None

@@ -191,8 +191,7 @@ class HostJournal:
 
         :returns: The command and the numbers it marks.
         """
-        with self._lock:
-            numbers = [*self._marks.get(host.name, (host, []))[1], number]
+        numbers = self._queued_and(host, number)
         return self._append_command(_encoded([{"done": numbers}])), numbers
 
     def carry_script(self, host: MultihostHost, number: int) -> tuple[dict[str, str], list[int]]:
@@ -206,8 +205,7 @@ class HostJournal:
         :returns: The script's request (the directory, the file, the text: see :meth:`_script_request`)
             and the numbers it marks.
         """
-        with self._lock:
-            numbers = [*self._marks.get(host.name, (host, []))[1], number]
+        numbers = self._queued_and(host, number)
         return self._script_request(_encoded([{"done": numbers}])), numbers
 
     def carried(self, host: MultihostHost, numbers: Sequence[int]) -> None:
@@ -248,6 +246,11 @@ class HostJournal:
         """``host`` holds a journal file of this session now (finished at the end)."""
         with self._lock:
             self._written[host.name] = host
+
+    def _queued_and(self, host: MultihostHost, number: int) -> list[int]:
+        """The marks queued for ``host`` (left in the queue) and ``number``: what an undo carries."""
+        with self._lock:
+            return [*self._marks.get(host.name, (host, []))[1], number]
 
     def _number(self, host: MultihostHost) -> tuple[int, list[dict[str, Any]]]:
         """The next entry's number, and the line of the marks queued for ``host`` (taken from the queue)."""
