@@ -44,7 +44,7 @@ VARIANTS = {"pytest-mh": "ssh", "ours-ssh": "ssh", "ours-paramiko": "paramiko"}
 LISTING = "find /etc /root -xdev -path /root/.ansible -prune -o -printf '%p %s %m %u\\n' | sort"
 FINGERPRINT = LISTING + " | sha256sum | cut -c1-16; ls -d /tmp/mhcompat* 2>/dev/null | wc -l"
 
-__all__ = ["compat_lab", "ensure_venv", "fingerprints", "outcomes", "run_suite", "write_configs"]
+__all__ = ["bench_lock", "compat_lab", "ensure_venv", "fingerprints", "outcomes", "run_suite", "write_configs"]
 
 
 def ensure_venv() -> Path:
@@ -53,10 +53,21 @@ def ensure_venv() -> Path:
     Two tests (each on its xdist worker) may ask for it at once: the first makes it under a lock, the
     other waits and finds it made.
     """
-    lock = os.open(VENV.parent, os.O_RDONLY)  # the bench directory itself: no lock file left behind
+    with bench_lock():
+        return _ensure_venv()
+
+
+@contextmanager
+def bench_lock() -> Iterator[None]:
+    """Held while a virtualenv under ``bench/`` is checked or made, by any process of this machine.
+
+    Locks the bench directory itself (no lock file left behind): xdist workers that need the same
+    virtualenv at once make it one after the other, the later one finding it made.
+    """
+    lock = os.open(VENV.parent, os.O_RDONLY)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _ensure_venv()
+        yield
     finally:
         os.close(lock)
 

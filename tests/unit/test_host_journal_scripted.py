@@ -205,15 +205,21 @@ def test_recorder__the_snapshot_script_failed__the_module_snapshots_and_the_entr
     assert written.done == {41}
 
 
-def test_recorder__a_restore_that_fails__nothing_marked_the_entry_stays_for_a_later_session(
-    tmp_path: Path,
-) -> None:
+def _changed_then_snapshot_gone(tmp_path: Path) -> tuple[Any, HostJournal, RollbackJournal]:
+    """A change recorded in an open scope, whose snapshot's manifest is then gone: the restore script fails."""
     host, persist, journal, recorder, conf = _lab(tmp_path)
     journal.open("test")
     _change(host, recorder, conf)
     for snapshot in host.conn.snapshots.iterdir():
-        (snapshot / "manifest.json").unlink()  # the script finds no snapshot; the module fails too
-    host.ansible.fail = True
+        (snapshot / "manifest.json").unlink()
+    return host, persist, journal
+
+
+def test_recorder__a_restore_that_fails__nothing_marked_the_entry_stays_for_a_later_session(
+    tmp_path: Path,
+) -> None:
+    host, persist, journal = _changed_then_snapshot_gone(tmp_path)
+    host.ansible.fail = True  # the module fails too
     with pytest.raises(BaseExceptionGroup):
         journal.close("test")
     assert host.ansible.calls == ["mh_ansible.rollback.restore"]
@@ -223,11 +229,7 @@ def test_recorder__a_restore_that_fails__nothing_marked_the_entry_stays_for_a_la
 def test_recorder__the_restore_script_failed_the_module_restored__the_mark_written_by_the_flush(
     tmp_path: Path,
 ) -> None:
-    host, persist, journal, recorder, conf = _lab(tmp_path)
-    journal.open("test")
-    _change(host, recorder, conf)
-    for snapshot in host.conn.snapshots.iterdir():
-        (snapshot / "manifest.json").unlink()
+    host, persist, journal = _changed_then_snapshot_gone(tmp_path)
     journal.close("test")
     assert host.ansible.calls == ["mh_ansible.rollback.restore"]
     assert len(host.conn.commands) == 1  # the mark, by the flush

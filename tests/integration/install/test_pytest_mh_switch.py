@@ -10,7 +10,6 @@ the wheel, in ``test_install.py``.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 import sys
@@ -18,6 +17,10 @@ from pathlib import Path
 
 import pytest
 from pytest_mh_suite import COMMAND_LINE, pytest_mh_origin, summary, write_suite
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+
+import compat_suite
 
 pytestmark = pytest.mark.integration
 
@@ -30,15 +33,12 @@ def ensure_both_venv() -> Path:
     """The python of a virtualenv with pytest-mh 1.0.30 and this checkout installed, made if needed.
 
     The tests of this module may run on two xdist workers, each asking for it at the start: the
-    first makes it under a lock, the other waits and finds it made (without the lock the second
-    cleared the virtualenv while the first installed into it).
+    first makes it under the bench directory's lock (``compat_suite.bench_lock``), the other waits
+    and finds it made (without the lock the second cleared the virtualenv while the first installed
+    into it).
     """
-    lock = os.open(VENV.parent, os.O_RDONLY)  # the bench directory itself: no lock file left behind
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with compat_suite.bench_lock():
         return _ensure_both_venv()
-    finally:
-        os.close(lock)
 
 
 def _ensure_both_venv() -> Path:
