@@ -12,6 +12,11 @@ average is recorded with every run: on a shared machine read the CPU figures fir
 
     python3 bench/startup.py --rounds 5 [--before /tmp/before]
 
+Three scenarios by default (``--scenario`` picks some): the whole suite, where each tool runs its own
+first test (pytest-mh sorts tests by topology name, this project keeps the order of first appearance),
+and the issue's ``pytest -k one_test``, the same test under both tools: one on a one-host topology and
+one on the two-host topology. Each run records which test came first.
+
 The JSON goes to bench/results/startup-<UTC>-<commit>.json.
 """
 
@@ -36,6 +41,12 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 OURS = "pytest-mh-ansible"
 PMH = "pytest-mh 1.0.30"
+# scenario -> the -k expression (None: the whole suite)
+SCENARIOS: dict[str, str | None] = {
+    "suite": None,
+    "one test, one host": "test_users__wrong_password_is_refused",
+    "one test, two hosts": "test_directory__client_conf_names_the_server",
+}
 FIGURES = ("cpu_s_at_first_test", "first_test_body_s", "collected_s", "cpu_s_at_collected", "wall_s", "load_1min")
 
 
@@ -47,9 +58,16 @@ def _variant_env(before: Path | None) -> dict[str, str]:
 
 
 def run_once(
-    variant: str, python: str, before: Path | None, mhc: Path, work: Path, *, collect_only: bool = False
+    variant: str,
+    python: str,
+    before: Path | None,
+    mhc: Path,
+    work: Path,
+    *,
+    collect_only: bool = False,
+    select: str | None = None,
 ) -> dict[str, Any]:
-    """One run of the suite by ``variant``: its figures from the timing plugin, its wall time and exit code."""
+    """One run of the suite by ``variant`` (``select``: pytest's ``-k``): the timing plugin's figures, wall time, rc."""
     copy = work / f"suite-{variant.replace(' ', '_')}"
     if copy.exists():
         shutil.rmtree(copy)
@@ -61,6 +79,8 @@ def run_once(
     argv = [python, "-m", "pytest", "-p", "startup_timing", f"--mh-config={mhc}", "--mh-lazy-ssh", "-q", "-rs"]
     if collect_only:
         argv.append("--collect-only")
+    if select is not None:
+        argv += ["-k", select]
     load = os.getloadavg()[0]
     env["STARTUP_TIMING_T0"] = repr(time.time())
     started = time.monotonic()
@@ -89,6 +109,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--before", type=Path, help="a checkout of an earlier commit, run as a third variant")
     parser.add_argument("--json", type=Path, help="default: bench/results/startup-<date>-<commit>.json")
+    parser.add_argument(
+        "--scenario", action="append", choices=list(SCENARIOS), help="default: all (repeat to pick several)"
+    )
     parser.add_argument("--lab", default="mhstartbench" + os.environ.get("MH_TEST_LAB_SUFFIX", ""))
     args = parser.parse_args()
     commit = _commit()
@@ -107,6 +130,7 @@ def main() -> int:
         ).stdout.strip()
         variants[f"{OURS} {before_commit} (before)"] = (sys.executable, args.before.resolve())
     names = list(variants)
+    scenarios = args.scenario or list(SCENARIOS)
     work = Path(tempfile.mkdtemp(prefix=f"{args.lab}-"))
     runs: list[dict[str, Any]] = []
     try:
@@ -116,32 +140,51 @@ def main() -> int:
                 if warm["rc"] != 0:
                     raise RuntimeError(f"{name}: --collect-only failed: {warm.get('output_tail', '')}")
             for n in range(args.rounds):
-                for name in names if n % 2 == 0 else reversed(names):
-                    run = run_once(name, *variants[name], lab.mhc_path, work)
-                    run["round"] = n
-                    print(json.dumps(run), flush=True)
-                    runs.append(run)
+                for scenario in scenarios:
+                    for name in names if n % 2 == 0 else reversed(names):
+                        run = run_once(name, *variants[name], lab.mhc_path, work, select=SCENARIOS[scenario])
+                        run["round"] = n
+                        run["scenario"] = scenario
+                        print(json.dumps(run), flush=True)
+                        runs.append(run)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     medians = {
-        name: {key: _median([r[key] for r in runs if r["variant"] == name and key in r]) for key in FIGURES}
-        for name in names
+        scenario: {
+            name: {
+                key: _median([r[key] for r in runs if r["variant"] == name and r["scenario"] == scenario and key in r])
+                for key in FIGURES
+            }
+            for name in names
+        }
+        for scenario in scenarios
     }
     ratios = {
-        name: {
-            key: round(medians[name][key] / medians[PMH][key], 3)
-            for key in ("cpu_s_at_first_test", "first_test_body_s", "wall_s")
-            if medians[PMH].get(key)
+        scenario: {
+            name: {
+                key: round(by_variant[name][key] / by_variant[PMH][key], 3)
+                for key in ("cpu_s_at_first_test", "first_test_body_s", "wall_s")
+                if by_variant[PMH].get(key)
+            }
+            for name in names
+            if name != PMH
         }
-        for name in names
-        if name != PMH
+        for scenario, by_variant in medians.items()
+    }
+    first_tests = {
+        scenario: {
+            name: sorted({r.get("first_test", "") for r in runs if r["variant"] == name and r["scenario"] == scenario})
+            for name in names
+        }
+        for scenario in scenarios
     }
     loads = [r["load_1min"] for r in runs]
     report = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "commit": commit,
         "what": "launch -> first test body of tests/compat/replica (pytest --mh-config=<lab>/mhc.yaml --mh-lazy-ssh, "
-        f"no -p) on a 'lab up --from-mhc' lab, {args.rounds} rounds, the variants alternating",
+        f"no -p) on a 'lab up --from-mhc' lab, {args.rounds} rounds, the variants alternating; scenarios: "
+        + "; ".join(f"{k}: " + (f"-k {SCENARIOS[k]}" if SCENARIOS[k] else "the whole suite") for k in scenarios),
         "method": "bench/startup.py with the plugin bench/startup_timing.py (-p): wall time from just before the "
         "process started, CPU time (user+sys, getrusage) of the process; one untimed --collect-only per variant first",
         "versions": {
@@ -153,6 +196,7 @@ def main() -> int:
         "cpus": os.cpu_count(),
         "load_1min_range": [min(loads, default=0), max(loads, default=0)],
         "all_runs_passed_rc": sorted({r["rc"] for r in runs}),
+        "first_tests": first_tests,
         "medians": medians,
         "ratios_to_pytest_mh": ratios,
         "runs": runs,
