@@ -496,3 +496,55 @@ def test_agent_run__a_command_before_the_module_runs_first_and_a_failure_holds_t
         assert not (tmp_path / "ran").exists()  # the module did not run
     finally:
         agent.close()
+
+
+@pytest.mark.parametrize(
+    ("script", "rc"),
+    [
+        (b"print('done')\n", 0),
+        (b"raise SystemExit(3)\n", 3),
+        (b"raise SystemExit(256 + 5)\n", 5),  # what the system keeps of an exit status: its low byte
+        (b"import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", 128 + 9),  # no status handed over
+    ],
+    ids=["zero", "three", "low-byte", "killed"],
+)
+def test_agent_child_status__handed_over_before_its_exit_or_taken_from_the_system(
+    tmp_path: Path, script: bytes, rc: int
+) -> None:
+    """A child hands its exit status over and closes its pipes before it exits, so the agent answers
+    without waiting for the exit; a child killed before it could (SIGKILL) is reaped and its status is
+    the system's. Either way the status is what a shell would report."""
+    import json
+    import os
+
+    from pytest_mh_ansible._private.ansible.warm import _agent_source
+
+    agent = _LocalAgent(_agent_source(), dict(os.environ), tmp_path)
+    try:
+        accepted, answer, _, _ = agent.ask(b'{"op": "script", "request": null}', script)
+        assert (accepted, json.loads(answer)["rc"]) == (b"accepted", rc)
+    finally:
+        agent.close()
+
+
+def test_agent_child_status__each_child_is_reaped_once_the_answer_is_out(tmp_path: Path) -> None:
+    """The agent reaps a child after writing its answer: by the next answer the child is gone (no zombie
+    left behind), call after call."""
+    import json
+    import os
+
+    from pytest_mh_ansible._private.ansible.warm import _agent_source
+
+    agent = _LocalAgent(_agent_source(), dict(os.environ), tmp_path)
+    try:
+        children: list[int] = []
+        for _ in range(4):
+            accepted, answer, out, _ = agent.ask(
+                b'{"op": "script", "request": null}', b"import os\nprint(os.getpid())\n"
+            )
+            assert (accepted, json.loads(answer)["rc"]) == (b"accepted", 0)
+            if children:
+                assert not Path(f"/proc/{children[-1]}").exists(), "the previous child is still there (a zombie)"
+            children.append(int(out))
+    finally:
+        agent.close()
