@@ -305,16 +305,21 @@ def _preload_later(key, names_r):
     _import_stdlib_later(reported)
 
 
-def _read_names(names_r):
-    """What a child reported on its names pipe (read to its end), a name a line."""
+def _read_to_end(fd):
+    """All that a child writes on pipe ``fd`` until it closes its end; ``fd`` is closed."""
     chunks = []
     while True:
-        chunk = os.read(names_r, 65536)
+        chunk = os.read(fd, 65536)
         if not chunk:
             break
         chunks.append(chunk)
-    os.close(names_r)
-    return b"".join(chunks).decode("ascii", "replace").split()
+    os.close(fd)
+    return b"".join(chunks)
+
+
+def _read_names(names_r):
+    """What a child reported on its names pipe (read to its end), a name a line."""
+    return _read_to_end(names_r).decode("ascii", "replace").split()
 
 
 def _import_stdlib_later(reported):
@@ -765,14 +770,7 @@ def _reported_status(pid, status_r):
     """The exit status a module's child handed over (:func:`_report_status`), its reaping left for
     after the answer; a child that did not hand it over (killed, or exiting the full way) is reaped
     now, and its status is the one the system gives."""
-    chunks = []
-    while True:
-        chunk = os.read(status_r, 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(status_r)
-    reported = b"".join(chunks)
+    reported = _read_to_end(status_r)
     if reported.isdigit():
         _later.append((_reap, (pid,)))
         return int(reported)
