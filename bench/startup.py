@@ -149,15 +149,17 @@ def main() -> int:
                         runs.append(run)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    # each scenario's runs by each variant, picked once for the medians and the first tests
+    picked = {
+        scenario: {name: [r for r in runs if r["scenario"] == scenario and r["variant"] == name] for name in names}
+        for scenario in scenarios
+    }
     medians = {
         scenario: {
-            name: {
-                key: _median([r[key] for r in runs if r["variant"] == name and r["scenario"] == scenario and key in r])
-                for key in FIGURES
-            }
-            for name in names
+            name: {key: _median([r[key] for r in of_variant if key in r]) for key in FIGURES}
+            for name, of_variant in by_variant.items()
         }
-        for scenario in scenarios
+        for scenario, by_variant in picked.items()
     }
     ratios = {
         scenario: {
@@ -173,10 +175,9 @@ def main() -> int:
     }
     first_tests = {
         scenario: {
-            name: sorted({r.get("first_test", "") for r in runs if r["variant"] == name and r["scenario"] == scenario})
-            for name in names
+            name: sorted({r.get("first_test", "") for r in of_variant}) for name, of_variant in by_variant.items()
         }
-        for scenario in scenarios
+        for scenario, by_variant in picked.items()
     }
     loads = [r["load_1min"] for r in runs]
     report = {
